@@ -1,0 +1,274 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/everycli/every/runner"
+)
+
+// usageError is bad usage: one line naming the bad value and what to do. It
+// exits 2 before anything runs or any file is written.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Sprintf(format, args...)}
+}
+
+// envName is the environment variable that every option also reads.
+func envName(flag string) string {
+	return "EVERY_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+func stringFlag(name, value, usage string) *cli.StringFlag {
+	return &cli.StringFlag{Name: name, Value: value, Usage: usage, EnvVars: []string{envName(name)}}
+}
+
+func boolFlag(name, usage string, aliases ...string) *cli.BoolFlag {
+	return &cli.BoolFlag{Name: name, Aliases: aliases, Usage: usage, EnvVars: []string{envName(name)}}
+}
+
+// Every value is read as a string and parsed here, so that a bad one, from a
+// flag or from the environment, gets the same one-line message.
+var runFlags = []cli.Flag{
+	stringFlag("name", "", "job `NAME` for logs, lock and state (default: command base name + hash of argv)"),
+	stringFlag("jitter", "0", "delay each start by a random part of `D`; the grid does not move"),
+	stringFlag("delay", "0", "wait `D` before the first slot of a fresh start"),
+	stringFlag("retries", "0", "retry a failed run up to `N` more times"),
+	stringFlag("backoff", "1s", "first wait `D` between attempts, doubled each retry, +0-30% jitter"),
+	stringFlag("backoff-max", "1m", "longest wait `D` between attempts"),
+	stringFlag("max-failures", "0", "exit 1 after `N` consecutive failed runs (0: never)"),
+	stringFlag("max-runs", "0", "exit after `N` runs, with the last run's status (0: never)"),
+	stringFlag("timeout", "0", "stop an attempt after `D` (0: never); it counts as failed, status 124"),
+	stringFlag("signal", "TERM", "`SIG` sent to the command's process group on timeout"),
+	stringFlag("kill-after", "10s", "SIGKILL what is left `D` after a timeout or stop signal"),
+	boolFlag("stdin", "give the command every's stdin (default: /dev/null)"),
+	stringFlag("log-format", "text", "log as `FORMAT`: text (logfmt) or json"),
+	stringFlag("log-level", "info", "log `LEVEL`: debug, info, warn or error"),
+	boolFlag("quiet", "log warnings and errors only (--log-level warn)", "q"),
+}
+
+// flagArity maps every spelling of the options to whether it takes a value.
+func flagArity(flags []cli.Flag) map[string]bool {
+	m := map[string]bool{"help": false, "h": false, "version": false}
+	for _, f := range flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			m[n] = !isBool
+		}
+	}
+	return m
+}
+
+// invocation is argv split into its parts.
+type invocation struct {
+	opts     []string // option tokens, in their order, values included
+	schedule string
+	command  []string
+	help     bool // --help or --version: no schedule needed
+}
+
+// split separates options, the schedule and the command. urfave/cli stops
+// parsing options at the first positional argument, so options may stand on
+// either side of the schedule only if they are gathered here first. Everything
+// after "--" is the command; without "--", the first positional after the
+// schedule starts it.
+func split(args []string, arity map[string]bool) (invocation, error) {
+	var inv invocation
+	positional := 0
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			inv.command = args[i+1:]
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			if positional == 0 {
+				inv.schedule = a
+				positional++
+				continue
+			}
+			inv.command = args[i:]
+			break
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		takesValue, known := arity[name]
+		if !known {
+			return inv, usagef("unknown option %s; see every --help", a)
+		}
+		inv.opts = append(inv.opts, a)
+		if name == "help" || name == "h" || name == "version" {
+			inv.help = true
+		}
+		if takesValue && !hasValue {
+			if i+1 >= len(args) {
+				return inv, usagef("option %s needs a value; see every --help", a)
+			}
+			i++
+			inv.opts = append(inv.opts, args[i])
+		}
+	}
+	if inv.help {
+		return inv, nil
+	}
+	if inv.schedule == "" {
+		return inv, usagef("missing schedule; try: every 90s -- COMMAND")
+	}
+	if len(inv.command) == 0 {
+		return inv, usagef("missing command after schedule %q; try: every %s -- COMMAND", inv.schedule, inv.schedule)
+	}
+	return inv, nil
+}
+
+// jobName derives a job's name from its command: the base name of argv[0], a
+// dash, and 8 hex digits of the sha256 of the argv joined by NUL.
+func jobName(argv []string) string {
+	sum := sha256.Sum256([]byte(strings.Join(argv, "\x00")))
+	return sanitizeName(filepath.Base(argv[0])) + "-" + hex.EncodeToString(sum[:4])
+}
+
+// sanitizeName keeps [A-Za-z0-9._-] and turns anything else into "_".
+func sanitizeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if validNameRune(r) {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+func validNameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+}
+
+// options reads the parsed options and checks each one.
+type options struct {
+	c   *cli.Context
+	err error
+}
+
+// get returns an option's value. An empty one, as from EVERY_RETRIES= in the
+// environment, means the default, as an unset one does.
+func (o *options) get(name string) string {
+	if s := o.c.String(name); s != "" {
+		return s
+	}
+	return defaults[name]
+}
+
+// defaults holds the options' default values, read before urfave/cli, which
+// stores values from the environment in its flags, has run.
+var defaults = func() map[string]string {
+	m := map[string]string{}
+	for _, f := range runFlags {
+		if sf, ok := f.(*cli.StringFlag); ok {
+			m[sf.Name] = sf.Value
+		}
+	}
+	return m
+}()
+
+func (o *options) duration(name string) time.Duration {
+	if o.err != nil {
+		return 0
+	}
+	d, err := runner.ParseDuration(o.get(name))
+	if err != nil {
+		o.err = usagef("bad --%s: %v; try 500ms, 30s, 1m30s or 1d", name, err)
+	} else if d < 0 {
+		o.err = usagef("bad --%s %q: must not be negative", name, o.get(name))
+	}
+	return d
+}
+
+func (o *options) count(name string) int {
+	if o.err != nil {
+		return 0
+	}
+	s := o.get(name)
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		o.err = usagef("bad --%s %q: not a whole number", name, s)
+	} else if n < 0 {
+		o.err = usagef("bad --%s %q: must not be negative", name, s)
+	}
+	return n
+}
+
+func (o *options) oneOf(name string, allowed ...string) string {
+	s := o.get(name)
+	for _, a := range allowed {
+		if s == a {
+			return s
+		}
+	}
+	if o.err == nil {
+		o.err = usagef("bad --%s %q: use one of %s", name, s, strings.Join(allowed, ", "))
+	}
+	return s
+}
+
+func (o *options) signal(name string) syscall.Signal {
+	s := strings.ToUpper(o.get(name))
+	if n, err := strconv.Atoi(s); err == nil && n > 0 && n < 65 {
+		return syscall.Signal(n)
+	}
+	if !strings.HasPrefix(s, "SIG") {
+		s = "SIG" + s
+	}
+	sig := unix.SignalNum(s)
+	if sig == 0 && o.err == nil {
+		o.err = usagef("bad --%s %q: not a signal; try TERM, INT, HUP, KILL or a number", name, o.get(name))
+	}
+	return sig
+}
+
+// config turns the parsed command line into a runner.Config.
+func config(c *cli.Context, inv invocation, stderr io.Writer) (runner.Config, error) {
+	o := &options{c: c}
+	interval, err := runner.ParseInterval(inv.schedule)
+	if err != nil {
+		return runner.Config{}, usagef("bad schedule: %v; try 500ms, 30s, 1m30s, 2h or 1d", err)
+	}
+	cfg := runner.Config{
+		Command:     inv.command,
+		Schedule:    inv.schedule,
+		Interval:    interval,
+		Jitter:      o.duration("jitter"),
+		Delay:       o.duration("delay"),
+		Retries:     o.count("retries"),
+		Backoff:     o.duration("backoff"),
+		BackoffMax:  o.duration("backoff-max"),
+		MaxFailures: o.count("max-failures"),
+		MaxRuns:     o.count("max-runs"),
+		Timeout:     o.duration("timeout"),
+		Signal:      o.signal("signal"),
+		KillAfter:   o.duration("kill-after"),
+		Stdin:       c.Bool("stdin"),
+	}
+	format := o.oneOf("log-format", "text", "json")
+	level := o.oneOf("log-level", "debug", "info", "warn", "error")
+	if o.err != nil {
+		return cfg, o.err
+	}
+	cfg.Name = c.String("name")
+	if cfg.Name == "" {
+		cfg.Name = jobName(inv.command)
+	} else if strings.IndexFunc(cfg.Name, func(r rune) bool { return !validNameRune(r) }) >= 0 {
+		return cfg, usagef("bad --name %q: use only letters, digits, '.', '_' and '-'", cfg.Name)
+	}
+	cfg.Logger = newLogger(stderr, format, level, c.Bool("quiet")).With("job", cfg.Name)
+	return cfg, nil
+}

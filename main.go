@@ -1,0 +1,153 @@
+// Command every runs a command on a schedule, safely: cron's job plus flock's
+// and timeout's, in one process, down to sub-second intervals.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/everycli/every/runner"
+)
+
+// Exit statuses of SPEC section 7 that are every's own.
+const (
+	exitMaxFailures = 1
+	exitUsage       = 2
+	exitLockBusy    = 75 // EX_TEMPFAIL, as flock -n -E 75
+	exitInternal    = 70 // EX_SOFTWARE
+)
+
+const usageText = `every [OPTIONS] SCHEDULE [OPTIONS] [--] COMMAND [ARG...]
+
+SCHEDULE is a duration: 500ms, 30s, 90s, 1m30s, 2h, 1d. Runs start on a grid,
+anchor + k*SCHEDULE, that neither run time nor lateness moves. A run that lasts
+past slots skips them; runs never overlap. Every option also reads EVERY_<NAME>
+from the environment (--kill-after: EVERY_KILL_AFTER); the flag wins.
+
+Examples:
+   every 90s --retries 5 -- ./sync-ledger.sh --full
+   every 500ms --timeout 2s -- curl -fsS http://localhost:8080/health
+   every 1d --max-runs 1 --timeout 1h -- ./backup.sh    # one-shot, with a timeout
+   every 10s -- sh -c 'date >> /tmp/ticks'`
+
+func main() {
+	code, sig := run(os.Args[1:], os.Stderr)
+	exit(code, sig)
+}
+
+// exit ends the process with code, or, after a stop signal, the way a
+// cooperative Unix program does: by that signal, so a shell sees 128+n and
+// systemd a clean stop.
+func exit(code int, sig os.Signal) {
+	if s, ok := sig.(syscall.Signal); ok {
+		signal.Reset(s)
+		_ = syscall.Kill(os.Getpid(), s)
+		time.Sleep(time.Second) // the signal is on its way; this is a fallback
+		code = 128 + int(s)
+	}
+	os.Exit(code)
+}
+
+// run is every from argv to an exit status, or to the signal to exit by.
+func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
+	inv, err := split(args, flagArity(runFlags))
+	if err != nil {
+		fmt.Fprintf(stderr, "every: %v\n", err)
+		return exitUsage, nil
+	}
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit"}
+	app := &cli.App{
+		Name:            "every",
+		Usage:           "run a command on a schedule, safely: cron + flock + timeout in one process",
+		UsageText:       usageText,
+		Version:         version(),
+		Flags:           runFlags,
+		HideHelpCommand: true,
+		Writer:          os.Stdout,
+		ErrWriter:       stderr,
+		// The default handler calls os.Exit inside Run; exit statuses are decided here.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError{err.Error()}
+		},
+		Action: func(c *cli.Context) error {
+			code, stopSig = start(c, inv, stderr)
+			return nil
+		},
+	}
+	argv := append([]string{"every"}, inv.opts...)
+	if !inv.help {
+		argv = append(append(argv, "--", inv.schedule), inv.command...)
+	}
+	if err := app.Run(argv); err != nil {
+		fmt.Fprintf(stderr, "every: %v\n", err)
+		return exitUsage, nil
+	}
+	return code, stopSig
+}
+
+// start validates the configuration, checks the command, and runs the loop.
+func start(c *cli.Context, inv invocation, stderr io.Writer) (int, os.Signal) {
+	cfg, err := config(c, inv, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "every: %v\n", err)
+		return exitUsage, nil
+	}
+	if _, err := exec.LookPath(cfg.Command[0]); err != nil {
+		code := runner.StartErrorCode(err)
+		fmt.Fprintf(stderr, "every: cannot run %q: %v\n", cfg.Command[0], errors.Unwrap(err))
+		return code, nil
+	}
+	cfg.Env = os.Environ()
+
+	signals := make(chan os.Signal, 8)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	cfg.Signals = signals
+
+	end := runner.Loop(context.Background(), cfg)
+	switch end.Reason {
+	case runner.Stopped:
+		return 0, end.Signal
+	case runner.MaxRuns:
+		return end.Last.ExitCode, nil
+	case runner.MaxFailures:
+		return exitMaxFailures, nil
+	case runner.LockBusy:
+		return exitLockBusy, nil
+	}
+	fmt.Fprintf(stderr, "every: internal error: loop ended for no known reason %d\n", end.Reason)
+	return exitInternal, nil
+}
+
+// newLogger builds the one logger of the process: logfmt or JSON on stderr.
+func newLogger(w io.Writer, format, level string, quiet bool) *slog.Logger {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(level)) // checked in config
+	if quiet && lv < slog.LevelWarn {
+		lv = slog.LevelWarn
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// version is the module version go install recorded, or "devel".
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

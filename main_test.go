@@ -1,0 +1,132 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"every":      func() { main() },
+		"job":        jobMain,
+		"exitstatus": exitStatusMain,
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Cmds:                scriptCmds,
+		Setup: func(env *testscript.Env) error {
+			// A state home of the script's own, whatever the machine's is.
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, ".state"))
+			// Under -race, each process would otherwise sleep a second at exit.
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
+			return nil
+		},
+	})
+}
+
+func TestSplit(t *testing.T) {
+	arity := flagArity(runFlags)
+	tests := []struct {
+		name    string
+		args    []string
+		want    invocation
+		wantErr string
+	}{
+		{
+			name: "options after schedule, with --",
+			args: []string{"90s", "--retries", "5", "--", "cmd", "-x"},
+			want: invocation{opts: []string{"--retries", "5"}, schedule: "90s", command: []string{"cmd", "-x"}},
+		},
+		{
+			name: "options before schedule",
+			args: []string{"--retries", "5", "90s", "--", "cmd", "-x"},
+			want: invocation{opts: []string{"--retries", "5"}, schedule: "90s", command: []string{"cmd", "-x"}},
+		},
+		{
+			name: "no --: first positional after schedule starts the command",
+			args: []string{"90s", "-q", "cmd", "--retries", "3"},
+			want: invocation{opts: []string{"-q"}, schedule: "90s", command: []string{"cmd", "--retries", "3"}},
+		},
+		{
+			name: "option=value and single dash",
+			args: []string{"-retries=2", "--timeout=5s", "1s", "true"},
+			want: invocation{opts: []string{"-retries=2", "--timeout=5s"}, schedule: "1s", command: []string{"true"}},
+		},
+		{
+			name: "a value that looks like an option",
+			args: []string{"1s", "--jitter", "-5s", "--", "true"},
+			want: invocation{opts: []string{"--jitter", "-5s"}, schedule: "1s", command: []string{"true"}},
+		},
+		{
+			name: "-- keeps the command verbatim",
+			args: []string{"1s", "--", "--retries", "--", "x"},
+			want: invocation{schedule: "1s", command: []string{"--retries", "--", "x"}},
+		},
+		{
+			name: "help needs no schedule",
+			args: []string{"--help"},
+			want: invocation{opts: []string{"--help"}, help: true},
+		},
+		{name: "unknown option", args: []string{"1s", "--retry", "3", "--", "true"}, wantErr: "unknown option --retry"},
+		{name: "missing value", args: []string{"1s", "--", "true", "x"}, want: invocation{schedule: "1s", command: []string{"true", "x"}}},
+		{name: "value missing at the end", args: []string{"--retries"}, wantErr: "option --retries needs a value"},
+		{name: "missing schedule", args: []string{"--retries", "1"}, wantErr: "missing schedule"},
+		{name: "missing command", args: []string{"1s", "--retries", "1"}, wantErr: `missing command after schedule "1s"`},
+		{name: "missing command after --", args: []string{"1s", "--"}, wantErr: "missing command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := split(tt.args, arity)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("split(%q) error %v, want %q", tt.args, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("split(%q): %v", tt.args, err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("split(%q) = %+v, want %+v", tt.args, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestJobName(t *testing.T) {
+	tests := []struct {
+		argv []string
+		want string
+	}{
+		// printf './sync-ledger.sh\0--full' | sha256sum | cut -c1-8
+		{[]string{"./sync-ledger.sh", "--full"}, "sync-ledger.sh-69eaee19"},
+		{[]string{"/usr/bin/date"}, "date-45cd0e43"},
+		{[]string{"my job!"}, "my_job_-3f856358"},
+	}
+	for _, tt := range tests {
+		if got := jobName(tt.argv); got != tt.want {
+			t.Errorf("jobName(%q) = %q, want %q", tt.argv, got, tt.want)
+		}
+	}
+	if jobName([]string{"a", "b"}) == jobName([]string{"a b"}) {
+		t.Error("argv [a b] and [a b] as one word share a name")
+	}
+}
+
+func TestMainIsTheOnlyExit(t *testing.T) {
+	// Guard against the urfave/cli default ExitErrHandler coming back: a usage
+	// error must come back from run as a status, not exit the test binary.
+	code, sig := run([]string{"1s", "--retries", "x", "--", "true"}, os.Stderr)
+	if code != exitUsage || sig != nil {
+		t.Fatalf("run = %d, %v; want %d", code, sig, exitUsage)
+	}
+}

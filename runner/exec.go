@@ -1,0 +1,139 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Attempt is one execution of the command, as the loop hands it to an ExecFunc.
+type Attempt struct {
+	Argv  []string
+	Env   []string
+	Stdin bool
+	// Signal goes to the process group when the attempt's context ends (timeout,
+	// lost lock); KillAfter later whatever is left gets SIGKILL.
+	Signal    syscall.Signal
+	KillAfter time.Duration
+	// Signals carries the signals the loop passes on: SIGINT and SIGTERM stop the
+	// attempt (a second one kills at once), any other is only forwarded.
+	Signals <-chan os.Signal
+	Logger  *slog.Logger
+}
+
+// ExecFunc runs one attempt to its end. When ctx ends, the attempt is stopped as
+// on timeout; context.Cause(ctx) says why.
+type ExecFunc func(ctx context.Context, a Attempt) Result
+
+// Exec runs an attempt as a real process. The child gets a process group of its
+// own, so that a timeout or a stop reaches everything it started, and a terminal's
+// Ctrl-C reaches only every, which then decides what the child gets.
+func Exec(ctx context.Context, a Attempt) Result {
+	cmd := exec.Command(a.Argv[0], a.Argv[1:]...)
+	cmd.Env = a.Env
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr // *os.File: passed straight through, no copying
+	if a.Stdin {
+		cmd.Stdin = os.Stdin
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid: true,
+		// Should every die, even by SIGKILL, the child must not run on unsupervised.
+		Pdeathsig: syscall.SIGKILL,
+	}
+	if err := cmd.Start(); err != nil {
+		return Result{Outcome: Failure, ExitCode: StartErrorCode(err), Err: err}
+	}
+	pgid := cmd.Process.Pid
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	var (
+		outcome   = Success
+		grace     *time.Timer
+		graceDone <-chan time.Time
+		ctxDone   = ctx.Done()
+	)
+	stop := func(sig syscall.Signal) {
+		_ = syscall.Kill(-pgid, sig)
+		if grace == nil {
+			grace = time.NewTimer(a.KillAfter)
+			graceDone = grace.C
+		}
+	}
+	for {
+		select {
+		case err := <-waited:
+			if grace != nil {
+				grace.Stop()
+			}
+			// The leader is gone; sweep whatever it left behind in its group.
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			return classify(cmd, err, outcome)
+		case <-ctxDone:
+			ctxDone = nil
+			if outcome != Interrupted {
+				outcome = Timeout
+				if errors.Is(context.Cause(ctx), ErrLostLock) {
+					outcome = LostLock
+				}
+				a.Logger.Warn("attempt stopped", "event", "timeout", "reason", string(outcome), "signal", SignalName(a.Signal), "pgid", pgid)
+			}
+			stop(a.Signal)
+		case sig := <-a.Signals:
+			s, _ := sig.(syscall.Signal)
+			if s != syscall.SIGINT && s != syscall.SIGTERM {
+				_ = syscall.Kill(-pgid, s)
+				continue
+			}
+			if outcome == Interrupted {
+				a.Logger.Warn("killing the process group", "event", "kill", "pgid", pgid, "reason", "second signal")
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				continue
+			}
+			outcome = Interrupted
+			stop(s)
+		case <-graceDone:
+			graceDone = nil
+			a.Logger.Warn("killing the process group", "event", "kill", "pgid", pgid, "after", a.KillAfter.String())
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}
+}
+
+// classify turns the end of a process into a Result. An attempt stopped by
+// every keeps that outcome whatever the child then did.
+func classify(cmd *exec.Cmd, err error, outcome Outcome) Result {
+	r := Result{Outcome: outcome}
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	switch {
+	case !ok:
+		r.ExitCode, r.Err = 70, err
+	case ws.Signaled():
+		r.Signal = ws.Signal()
+		r.ExitCode = 128 + int(ws.Signal())
+	default:
+		r.ExitCode = ws.ExitStatus()
+	}
+	switch {
+	case outcome == Timeout:
+		r.ExitCode = 124 // as timeout(1) reports it
+	case outcome != Success:
+	case r.ExitCode != 0 || r.Signal != 0:
+		r.Outcome = Failure
+	}
+	return r
+}
+
+// StartErrorCode maps a failure to find or start a command to the shell's code:
+// 127 when it does not exist, 126 when it cannot be executed.
+func StartErrorCode(err error) int {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		return 127
+	}
+	return 126
+}

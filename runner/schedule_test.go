@@ -1,0 +1,113 @@
+package runner
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    time.Duration
+		wantErr bool
+	}{
+		{"500ms", 500 * time.Millisecond, false},
+		{"30s", 30 * time.Second, false},
+		{"90s", 90 * time.Second, false},
+		{"1m30s", 90 * time.Second, false},
+		{"2h", 2 * time.Hour, false},
+		{"1d", 24 * time.Hour, false},
+		{"1.5d", 36 * time.Hour, false},
+		{"1d12h", 36 * time.Hour, false},
+		{"2d30m", 48*time.Hour + 30*time.Minute, false},
+		{"-1s", -time.Second, false},
+		{"0", 0, false},
+		{"", 0, true},
+		{"abc", 0, true},
+		{"10", 0, true},
+		{"d", 0, true},
+		{"1x", 0, true},
+		{"1dd", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseDuration(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestParseInterval(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    time.Duration
+		wantErr bool
+	}{
+		{"1ms", time.Millisecond, false},
+		{"90s", 90 * time.Second, false},
+		{"1d", 24 * time.Hour, false},
+		{"999us", 0, true},
+		{"0s", 0, true},
+		{"-5s", 0, true},
+		{"soon", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseInterval(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("ParseInterval(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestGrid(t *testing.T) {
+	anchor := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	g := Grid{Anchor: anchor, Interval: 90 * time.Second}
+	at := func(d time.Duration) time.Time { return anchor.Add(d) }
+	tests := []struct {
+		t          time.Time
+		index      int64
+		floor      time.Time
+		after      time.Time
+		name       string
+		wantBefore bool
+	}{
+		{name: "at anchor", t: anchor, index: 0, floor: anchor, after: at(90 * time.Second)},
+		{name: "just after", t: at(time.Nanosecond), index: 0, floor: anchor, after: at(90 * time.Second)},
+		{name: "just before slot 1", t: at(90*time.Second - time.Nanosecond), index: 0, floor: anchor, after: at(90 * time.Second)},
+		{name: "at slot 1", t: at(90 * time.Second), index: 1, floor: at(90 * time.Second), after: at(180 * time.Second)},
+		{name: "hours later", t: at(10*time.Hour + 5*time.Second), index: 400, floor: at(10 * time.Hour), after: at(10*time.Hour + 90*time.Second)},
+		{name: "just before anchor", t: at(-time.Nanosecond), index: -1, floor: at(-90 * time.Second), after: anchor},
+		{name: "at slot -1", t: at(-90 * time.Second), index: -1, floor: at(-90 * time.Second), after: anchor},
+		{name: "between -2 and -1", t: at(-100 * time.Second), index: -2, floor: at(-180 * time.Second), after: at(-90 * time.Second)},
+	}
+	for _, tt := range tests {
+		if got := g.Index(tt.t); got != tt.index {
+			t.Errorf("%s: Index = %d, want %d", tt.name, got, tt.index)
+		}
+		if got := g.Floor(tt.t); !got.Equal(tt.floor) {
+			t.Errorf("%s: Floor = %v, want %v", tt.name, got, tt.floor)
+		}
+		if got := g.After(tt.t); !got.Equal(tt.after) {
+			t.Errorf("%s: After = %v, want %v", tt.name, got, tt.after)
+		}
+	}
+}
+
+func TestGridBetween(t *testing.T) {
+	anchor := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	g := Grid{Anchor: anchor, Interval: 10 * time.Second}
+	tests := []struct {
+		from, to time.Duration
+		want     int64
+	}{
+		{10 * time.Second, 10 * time.Second, 0},
+		{10 * time.Second, 20 * time.Second, 1},
+		{10 * time.Second, 40 * time.Second, 3},
+		{40 * time.Second, 10 * time.Second, 0},
+	}
+	for _, tt := range tests {
+		if got := g.Between(anchor.Add(tt.from), anchor.Add(tt.to)); got != tt.want {
+			t.Errorf("Between(+%v, +%v) = %d, want %d", tt.from, tt.to, got, tt.want)
+		}
+	}
+}
