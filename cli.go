@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -55,6 +56,14 @@ var runFlags = []cli.Flag{
 	stringFlag("signal", "TERM", "`SIG` sent to the command's process group on timeout"),
 	stringFlag("kill-after", "10s", "SIGKILL what is left `D` after a timeout or stop signal"),
 	boolFlag("stdin", "give the command every's stdin (default: /dev/null)"),
+	stringFlag("catch-up", "once", "slots missed while not running: `POLICY` once, none or all"),
+	stringFlag("catch-up-max", "10", "with --catch-up all, run at most `N` missed slots"),
+	stringFlag("state-dir", "", "`DIR` for state and lock files (default: $XDG_STATE_HOME/every, ~/.local/state/every, /var/lib/every for root)"),
+	stringFlag("state", "", "state file `PATH` (default: DIR/NAME.json)"),
+	boolFlag("no-state", "keep no state: no catch-up, no restart memory"),
+	stringFlag("lock", "", "lock file `PATH` (default: DIR/NAME.lock)"),
+	boolFlag("no-lock", "take no lock: instances may run the command at the same time"),
+	stringFlag("lock-wait", "0", "wait up to `D` for a busy lock, then skip the slot"),
 	stringFlag("log-format", "text", "log as `FORMAT`: text (logfmt) or json"),
 	stringFlag("log-level", "info", "log `LEVEL`: debug, info, warn or error"),
 	boolFlag("quiet", "log warnings and errors only (--log-level warn)", "q"),
@@ -72,12 +81,20 @@ func flagArity(flags []cli.Flag) map[string]bool {
 	return m
 }
 
+// statusFlags are the options of every status.
+var statusFlags = []cli.Flag{
+	stringFlag("state-dir", "", "list the jobs of `DIR` (default: as for running)"),
+	boolFlag("json", "print a JSON array"),
+}
+
 // invocation is argv split into its parts.
 type invocation struct {
 	opts     []string // option tokens, in their order, values included
 	schedule string
 	command  []string
-	help     bool // --help or --version: no schedule needed
+	help     bool     // --help or --version: no schedule needed
+	status   bool     // every status
+	names    []string // every status NAME...
 }
 
 // split separates options, the schedule and the command. urfave/cli stops
@@ -95,6 +112,9 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 			break
 		}
 		if len(a) < 2 || a[0] != '-' {
+			if positional == 0 && a == "status" {
+				return splitStatus(args[i+1:], flagArity(statusFlags))
+			}
 			if positional == 0 {
 				inv.schedule = a
 				positional++
@@ -130,6 +150,58 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 		return inv, usagef("missing command after schedule %q; try: every %s -- COMMAND", inv.schedule, inv.schedule)
 	}
 	return inv, nil
+}
+
+// splitStatus gathers the options of every status, wherever they stand, from
+// the job names.
+func splitStatus(args []string, arity map[string]bool) (invocation, error) {
+	inv := invocation{status: true}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			inv.names = append(inv.names, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			inv.names = append(inv.names, a)
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		takesValue, known := arity[name]
+		if !known {
+			return inv, usagef("unknown option %s for every status; see every status --help", a)
+		}
+		inv.opts = append(inv.opts, a)
+		if takesValue && !hasValue {
+			if i+1 >= len(args) {
+				return inv, usagef("option %s needs a value; see every status --help", a)
+			}
+			i++
+			inv.opts = append(inv.opts, args[i])
+		}
+	}
+	return inv, nil
+}
+
+// stateDir is where state and lock files go: --state-dir, else
+// $XDG_STATE_HOME/every, else ~/.local/state/every; for root without
+// XDG_STATE_HOME, /var/lib/every.
+func stateDir(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	// The XDG spec says a relative path is to be ignored.
+	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "every"), nil
+	}
+	if os.Geteuid() == 0 {
+		return "/var/lib/every", nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", usagef("no state directory: %v; give --state-dir DIR or --no-state", err)
+	}
+	return filepath.Join(home, ".local", "state", "every"), nil
 }
 
 // jobName derives a job's name from its command: the base name of argv[0], a
@@ -257,7 +329,11 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (runner.Config, er
 		Signal:      o.signal("signal"),
 		KillAfter:   o.duration("kill-after"),
 		Stdin:       c.Bool("stdin"),
+		CatchUpMax:  o.count("catch-up-max"),
+		LockWait:    o.duration("lock-wait"),
 	}
+	policy := o.oneOf("catch-up", "once", "none", "all")
+	cfg.CatchUp, _ = runner.ParseCatchUp(policy)
 	format := o.oneOf("log-format", "text", "json")
 	level := o.oneOf("log-level", "debug", "info", "warn", "error")
 	if o.err != nil {

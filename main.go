@@ -7,25 +7,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/everycli/every/lock"
 	"github.com/everycli/every/runner"
+	"github.com/everycli/every/state"
 )
 
 // Exit statuses of SPEC section 7 that are every's own.
 const (
 	exitMaxFailures = 1
 	exitUsage       = 2
-	exitLockBusy    = 75 // EX_TEMPFAIL, as flock -n -E 75
 	exitInternal    = 70 // EX_SOFTWARE
+	exitCantCreate  = 73 // EX_CANTCREAT: the state directory or file
+	exitLockBusy    = 75 // EX_TEMPFAIL, as flock -n -E 75
 )
 
 const usageText = `every [OPTIONS] SCHEDULE [OPTIONS] [--] COMMAND [ARG...]
@@ -67,6 +72,9 @@ func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
 		return exitUsage, nil
 	}
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit"}
+	if inv.status {
+		return status(inv, os.Stdout, stderr), nil
+	}
 	app := &cli.App{
 		Name:            "every",
 		Usage:           "run a command on a schedule, safely: cron + flock + timeout in one process",
@@ -110,6 +118,15 @@ func start(c *cli.Context, inv invocation, stderr io.Writer) (int, os.Signal) {
 		return code, nil
 	}
 	cfg.Env = os.Environ()
+	cfg.Host, _ = os.Hostname()
+	cfg.PID = os.Getpid()
+	if err := jobFiles(c, &cfg); err != nil {
+		fmt.Fprintf(stderr, "every: %v\n", err)
+		if errors.As(err, new(usageError)) {
+			return exitUsage, nil
+		}
+		return exitCantCreate, nil
+	}
 
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -128,6 +145,54 @@ func start(c *cli.Context, inv invocation, stderr io.Writer) (int, os.Signal) {
 	}
 	fmt.Fprintf(stderr, "every: internal error: loop ended for no known reason %d\n", end.Reason)
 	return exitInternal, nil
+}
+
+// jobFiles sets up the job's state and lock files, creating the state
+// directory 0700 if need be, and checks that they can be written: a failure
+// here is exit 73, before anything runs.
+func jobFiles(c *cli.Context, cfg *runner.Config) error {
+	statePath, lockPath := c.String("state"), c.String("lock")
+	if c.Bool("no-state") {
+		statePath = ""
+	}
+	if c.Bool("no-lock") {
+		lockPath = ""
+	}
+	if (statePath == "" && !c.Bool("no-state")) || (lockPath == "" && !c.Bool("no-lock")) {
+		dir, err := stateDir(c.String("state-dir"))
+		if err != nil {
+			return err
+		}
+		if statePath == "" && !c.Bool("no-state") {
+			statePath = filepath.Join(dir, cfg.Name+".json")
+		}
+		if lockPath == "" && !c.Bool("no-lock") {
+			lockPath = filepath.Join(dir, cfg.Name+".lock")
+		}
+	}
+	if statePath != "" {
+		st := state.File{Path: statePath}
+		if err := st.CheckWritable(); err != nil {
+			return fmt.Errorf("cannot write state file %q: %w; fix the directory's permissions, or choose --state-dir, --state or --no-state", statePath, unwrapPath(err))
+		}
+		cfg.Store = st
+	}
+	if lockPath != "" {
+		if err := lock.Check(lockPath); err != nil {
+			return fmt.Errorf("cannot create lock file %q: %w; fix the directory's permissions, or choose --state-dir, --lock or --no-lock", lockPath, unwrapPath(err))
+		}
+		cfg.Lock = lock.File{Path: lockPath, Host: cfg.Host}
+	}
+	return nil
+}
+
+// unwrapPath drops the operation and path that *fs.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // newLogger builds the one logger of the process: logfmt or JSON on stderr.

@@ -1,0 +1,60 @@
+// Package lock owns mutual exclusion between the instances of one job: a
+// Locker hands out a Lease for the length of one run, on a file (gofrs/flock)
+// for one host.
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// ErrBusy is the error, wrapped in a *BusyError, of a lock that another holder
+// kept for longer than the wait.
+var ErrBusy = errors.New("lock busy")
+
+// Holder says who holds a lock, where known.
+type Holder struct {
+	PID  int    `json:"pid,omitempty"`
+	Host string `json:"host,omitempty"`
+}
+
+func (h Holder) String() string {
+	switch {
+	case h.PID == 0 && h.Host == "":
+		return "unknown"
+	case h.Host == "":
+		return "pid " + strconv.Itoa(h.PID)
+	}
+	return fmt.Sprintf("pid %d on %s", h.PID, h.Host)
+}
+
+// BusyError is a busy lock, with its holder when known.
+type BusyError struct {
+	Holder Holder
+}
+
+func (e *BusyError) Error() string { return "lock busy, held by " + e.Holder.String() }
+
+// Unwrap makes errors.Is(err, ErrBusy) true.
+func (e *BusyError) Unwrap() error { return ErrBusy }
+
+// Locker takes a job's lock.
+type Locker interface {
+	// Lock takes the lock, waiting up to wait for a busy one, or less if ctx
+	// ends. A lock still busy then is a *BusyError.
+	Lock(ctx context.Context, wait time.Duration) (Lease, error)
+}
+
+// Lease is one holding of a lock, for the length of one run.
+type Lease interface {
+	// Unlock releases the lock.
+	Unlock() error
+	// Lost is closed if the lock is lost while held; a file lock never is.
+	Lost() <-chan struct{}
+	// Token is the fencing token of this acquisition, increasing with each
+	// one; 0 where the locker has none.
+	Token() int64
+}

@@ -1,0 +1,96 @@
+package runner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/everycli/every/state"
+)
+
+// CatchUp is the policy for slots missed while no every was running.
+type CatchUp int
+
+// The --catch-up policies.
+const (
+	CatchUpOnce CatchUp = iota // run once, for the latest missed slot
+	CatchUpNone                // run nothing for them
+	CatchUpAll                 // run each, oldest first, up to a maximum
+)
+
+var catchUpNames = []string{"once", "none", "all"}
+
+func (c CatchUp) String() string { return catchUpNames[c] }
+
+// ParseCatchUp parses "once", "none" or "all".
+func ParseCatchUp(s string) (CatchUp, error) {
+	for i, n := range catchUpNames {
+		if s == n {
+			return CatchUp(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not a catch-up policy", s)
+}
+
+// Start is where a loop starts on its grid, decided from the state it finds.
+type Start struct {
+	Anchor time.Time   // the grid's anchor
+	Runs   []time.Time // slots to run at once, oldest first: the catch-up
+	Due    time.Time   // the first slot to wait for after them
+	Missed int64       // slots missed while no every ran
+	Why    string      // "fresh", "schedule changed", "resumed", "clock moved back"
+}
+
+// PlanStart decides the grid, the catch-up and the first slot to wait for,
+// from the record found at start (nil: none). interrupted says the record's
+// last run was cut short, so its slot counts as missed.
+func PlanStart(rec *state.Record, schedule string, interval time.Duration, now time.Time,
+	delay time.Duration, policy CatchUp, max int, interrupted bool) Start {
+	if rec == nil || rec.Schedule != schedule {
+		why := "fresh"
+		if rec != nil {
+			why = "schedule changed"
+		}
+		anchor := now.Add(delay)
+		return Start{Anchor: anchor, Due: anchor, Why: why}
+	}
+	g := Grid{Anchor: rec.Anchor, Interval: interval}
+	done := rec.LastSlot
+	if done.IsZero() {
+		done = g.Slot(-1)
+	}
+	if interrupted {
+		done = done.Add(-interval)
+	}
+	s := Start{Anchor: rec.Anchor, Due: g.After(now), Why: "resumed"}
+	if !done.Before(now.Add(interval)) {
+		// The last slot lies a period or more ahead: the clock was set back.
+		// Waiting for that slot would stall, running the gap would storm: go
+		// on from now.
+		s.Why = "clock moved back"
+		return s
+	}
+	cur := g.Floor(now)
+	s.Missed = g.Index(cur) - g.Index(done)
+	if s.Missed <= 0 {
+		s.Missed = 0
+		return s
+	}
+	n := int64(0)
+	switch policy {
+	case CatchUpOnce:
+		n = 1
+	case CatchUpAll:
+		n = min(s.Missed, int64(max))
+	}
+	for k := n - 1; k >= 0; k-- {
+		s.Runs = append(s.Runs, cur.Add(-time.Duration(k)*interval))
+	}
+	return s
+}
+
+// Done reports whether the record shows slot as run already, by this instance
+// or another. A last slot a period or more in the future of now means the
+// clock was set back, and shows nothing done.
+func Done(rec *state.Record, slot, now time.Time, interval time.Duration) bool {
+	return !rec.LastSlot.Before(slot) && rec.LastSlot.Before(now.Add(interval))
+}

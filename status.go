@@ -1,0 +1,225 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/everycli/every/lock"
+	"github.com/everycli/every/runner"
+	"github.com/everycli/every/state"
+)
+
+// jobStatus is one line of every status, and one object of its --json.
+type jobStatus struct {
+	Name                string     `json:"name"`
+	Schedule            string     `json:"schedule"`
+	LastRun             *time.Time `json:"last_run"`
+	AgeSeconds          *float64   `json:"age_seconds"`
+	LastResult          string     `json:"last_result"`
+	LastExitCode        int        `json:"last_exit_code"`
+	DurationMS          *int64     `json:"duration_ms"`
+	NextSlot            *time.Time `json:"next_slot"`
+	ConsecutiveFailures int        `json:"consecutive_failures"`
+	Running             bool       `json:"running"`
+	PID                 int        `json:"pid,omitempty"`
+	Host                string     `json:"host,omitempty"`
+}
+
+// status is every status: the jobs of a state directory, one line each.
+// It exits 1 when any listed job's last run did not succeed.
+func status(inv invocation, stdout, stderr io.Writer) int {
+	code := 0
+	app := &cli.App{
+		Name:            "every status",
+		Usage:           "list the jobs of a state directory",
+		UsageText:       "every status [--state-dir DIR] [--json] [NAME...]",
+		Flags:           statusFlags,
+		HideHelpCommand: true,
+		HideVersion:     true,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		ExitErrHandler:  func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError{err.Error()}
+		},
+		Action: func(c *cli.Context) error {
+			code = listJobs(c, inv.names, stdout, stderr)
+			return nil
+		},
+	}
+	if err := app.Run(append(append([]string{"every status"}, inv.opts...), "--")); err != nil {
+		fmt.Fprintf(stderr, "every: %v\n", err)
+		return exitUsage
+	}
+	return code
+}
+
+func listJobs(c *cli.Context, names []string, stdout, stderr io.Writer) int {
+	dir, err := stateDir(c.String("state-dir"))
+	if err != nil {
+		fmt.Fprintf(stderr, "every: %v\n", err)
+		return exitUsage
+	}
+	records, code := readRecords(dir, names, stderr)
+	host, _ := os.Hostname()
+	now := time.Now()
+	jobs := make([]jobStatus, 0, len(records))
+	for _, rec := range records {
+		j := describeJob(rec, dir, host, now)
+		if j.LastResult != "" && j.LastResult != string(runner.Success) {
+			code = 1
+		}
+		jobs = append(jobs, j)
+	}
+	if c.Bool("json") {
+		b, _ := json.MarshalIndent(jobs, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
+		return code
+	}
+	if len(jobs) == 0 {
+		fmt.Fprintf(stdout, "no jobs in %s\n", dir)
+		return code
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSCHEDULE\tLAST RUN\tRESULT\tDURATION\tNEXT\tFAILURES\tRUNNING")
+	for _, j := range jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", j.Name, j.Schedule, lastRunText(j, now),
+			resultText(j), durationText(j), nextText(j, now), j.ConsecutiveFailures, runningText(j, host))
+	}
+	tw.Flush()
+	return code
+}
+
+// readRecords reads the records of dir, or of the named jobs only. A name
+// without a record, or a record that cannot be read, is reported and makes
+// the status 1.
+func readRecords(dir string, names []string, stderr io.Writer) ([]*state.Record, int) {
+	code := 0
+	if len(names) == 0 {
+		matches, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		for _, m := range matches {
+			if !strings.HasPrefix(filepath.Base(m), ".") {
+				names = append(names, strings.TrimSuffix(filepath.Base(m), ".json"))
+			}
+		}
+	}
+	slices.Sort(names)
+	var records []*state.Record
+	for _, name := range names {
+		path := filepath.Join(dir, name+".json")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "every: no state for job %q in %s: %v\n", name, dir, unwrapPath(err))
+			code = 1
+			continue
+		}
+		rec, err := state.Decode(b)
+		if err != nil {
+			fmt.Fprintf(stderr, "every: state %q cannot be parsed: %v\n", path, err)
+			code = 1
+			continue
+		}
+		records = append(records, rec)
+	}
+	return records, code
+}
+
+func describeJob(rec *state.Record, dir, host string, now time.Time) jobStatus {
+	j := jobStatus{
+		Name:                rec.Name,
+		Schedule:            rec.Schedule,
+		LastResult:          rec.LastResult,
+		LastExitCode:        rec.LastExitCode,
+		ConsecutiveFailures: rec.ConsecutiveFailures,
+	}
+	if !rec.LastRun.IsZero() {
+		t := rec.LastRun.UTC()
+		age := now.Sub(t).Seconds()
+		j.LastRun, j.AgeSeconds = &t, &age
+	}
+	if !rec.Running && !rec.LastEnd.IsZero() && !rec.LastEnd.Before(rec.LastRun) {
+		d := rec.LastEnd.Sub(rec.LastRun).Milliseconds()
+		j.DurationMS = &d
+	}
+	if interval, err := runner.ParseInterval(rec.Schedule); err == nil {
+		next := runner.Grid{Anchor: rec.Anchor, Interval: interval}.After(now).UTC()
+		j.NextSlot = &next
+	}
+	if rec.Running {
+		// The record says running; on this host, the process can be checked.
+		j.Running = rec.Host != host || processAlive(rec.PID)
+		j.PID, j.Host = rec.PID, rec.Host
+		if h := lock.ReadHolder(filepath.Join(dir, rec.Name+".lock")); h.PID != 0 {
+			j.PID, j.Host = h.PID, h.Host
+		}
+	}
+	return j
+}
+
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}
+
+func lastRunText(j jobStatus, now time.Time) string {
+	if j.LastRun == nil {
+		return "never"
+	}
+	return fmt.Sprintf("%s (%s ago)", j.LastRun.Format(time.RFC3339), roughly(now.Sub(*j.LastRun)))
+}
+
+func resultText(j jobStatus) string {
+	if j.LastResult == "" {
+		return "-"
+	}
+	return fmt.Sprintf("%s (%d)", j.LastResult, j.LastExitCode)
+}
+
+func durationText(j jobStatus) string {
+	if j.DurationMS == nil {
+		return "-"
+	}
+	return (time.Duration(*j.DurationMS) * time.Millisecond).String()
+}
+
+func nextText(j jobStatus, now time.Time) string {
+	if j.NextSlot == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s (in %s)", j.NextSlot.Format(time.RFC3339), roughly(j.NextSlot.Sub(now)))
+}
+
+func runningText(j jobStatus, host string) string {
+	switch {
+	case j.Running && j.Host != "" && j.Host != host:
+		return fmt.Sprintf("yes, pid %d on %s", j.PID, j.Host)
+	case j.Running:
+		return fmt.Sprintf("yes, pid %d", j.PID)
+	case j.PID != 0:
+		return "no (last run cut short)"
+	}
+	return "no"
+}
+
+// roughly rounds a duration for people: to the second, or to the millisecond
+// under one.
+func roughly(d time.Duration) string {
+	if d < time.Second && d > -time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
