@@ -222,4 +222,3 @@ func roughly(d time.Duration) string {
 	}
 	return d.Round(time.Second).String()
 }
-
