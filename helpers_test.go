@@ -41,6 +41,9 @@ func jobMain() {
 	kill := fs.String("kill-self", "", "end by `SIG` sent to itself")
 	code := fs.Int("exit", 0, "exit `N`")
 	args := fs.String("args", "", "write the arguments after the flags to `FILE`")
+	mutex := fs.String("mutex", "", "hold `DIR` (mkdir) while running; finding it taken, append \"overlap\" to DIR.overlaps")
+	slots := fs.String("slots", "", "append EVERY_SLOT to `FILE`")
+	waitFor := fs.String("waitfor", "", "wait until `FILE` exists (at most the wait bound)")
 	_ = fs.Parse(os.Args[1:])
 
 	writeFile(*args, strings.Join(fs.Args(), " ")+"\n")
@@ -75,6 +78,14 @@ func jobMain() {
 	if *appendTo != "" {
 		appendLine(*appendTo, "run "+os.Getenv("EVERY_RUN")+" attempt "+os.Getenv("EVERY_ATTEMPT"))
 	}
+	if *mutex != "" {
+		if err := os.Mkdir(*mutex, 0o700); err != nil {
+			appendLine(*mutex+".overlaps", "overlap at slot "+os.Getenv("EVERY_SLOT"))
+		}
+	}
+	if *slots != "" {
+		appendLine(*slots, os.Getenv("EVERY_SLOT"))
+	}
 	if *grandchild != "" {
 		cmd := exec.Command("job", "-pid", *grandchild, "-ignore-term", "-sleep", "1h")
 		if err := cmd.Start(); err != nil {
@@ -83,7 +94,13 @@ func jobMain() {
 		waitForFile(*grandchild)
 	}
 	writeFile(*touch, "")
+	if *waitFor != "" && !waitForFile(*waitFor) {
+		fatalf("%s did not appear within %v", *waitFor, waitBound)
+	}
 	time.Sleep(*sleep)
+	if *mutex != "" {
+		os.Remove(*mutex) // before os.Exit, which runs no defers
+	}
 	if n, _ := strconv.Atoi(os.Getenv("EVERY_ATTEMPT")); n < *failUntil {
 		os.Exit(1)
 	}

@@ -89,8 +89,13 @@ func PlanStart(rec *state.Record, schedule string, interval time.Duration, now t
 }
 
 // Done reports whether the record shows slot as run already, by this instance
-// or another. A last slot a period or more in the future of now means the
-// clock was set back, and shows nothing done.
-func Done(rec *state.Record, slot, now time.Time, interval time.Duration) bool {
-	return !rec.LastSlot.Before(slot) && rec.LastSlot.Before(now.Add(interval))
+// or another. The slot of a run that was cut short (interrupted) is not done.
+// A last slot a period or more in the future of now means the clock was set
+// back, and shows nothing done.
+func Done(rec *state.Record, interrupted bool, slot, now time.Time, interval time.Duration) bool {
+	last := rec.LastSlot
+	if interrupted {
+		last = last.Add(-interval)
+	}
+	return !last.Before(slot) && last.Before(now.Add(interval))
 }

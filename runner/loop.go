@@ -358,6 +358,7 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	now := time.Now()
 	if l.cfg.Store != nil {
 		if rec := l.load(ctx); rec != nil {
+			interrupted := rec.Running && !l.holderAlive(rec, l.cfg.Lock != nil)
 			if rec.Schedule == l.cfg.Schedule {
 				if !rec.Anchor.Equal(l.grid.Anchor.Round(0)) {
 					// Another instance runs this job on its own grid: join it.
@@ -367,14 +368,13 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 						out.next = slot.Add(l.cfg.Interval)
 					}
 				}
-				if !manual && Done(rec, slot.Round(0), now.Round(0), l.cfg.Interval) {
+				if !manual && Done(rec, interrupted, slot.Round(0), now.Round(0), l.cfg.Interval) {
 					l.log.Debug("slot already run", "event", "skip", "reason", "done", "count", 1, "slot", slot.Round(0).UTC())
 					l.rec = *rec
 					out.next = l.notPast(out.next)
 					return out
 				}
 			}
-			interrupted := rec.Running && !l.holderAlive(rec, l.cfg.Lock != nil)
 			l.rec = *rec
 			if interrupted {
 				// Its end was never written: it counts as interrupted.

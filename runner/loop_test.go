@@ -43,6 +43,9 @@ func (f *fakeExec) exec(ctx context.Context, a Attempt) Result {
 	}
 	f.calls = append(f.calls, call{at: time.Now(), attempt: a, env: env})
 	took, res := pick(f.took, n), pick(f.results, n)
+	if res.Outcome == "" {
+		res.Outcome = Success
+	}
 	f.mu.Unlock()
 
 	timer := time.NewTimer(took)
@@ -509,3 +512,7 @@ func TestLoopChildEnvironment(t *testing.T) {
 		}
 	})
 }
+
+const sigterm = syscall.SIGTERM
+
+var errNoSpace = syscall.ENOSPC

@@ -130,6 +130,7 @@ func (f File) CheckWritable() error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	f.removeLeftovers()
 	tmp, err := os.CreateTemp(dir, f.tempPrefix()+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return err

@@ -1,0 +1,192 @@
+package runner
+
+import (
+	"testing"
+	"time"
+
+	"github.com/everycli/every/state"
+)
+
+func TestPlanStart(t *testing.T) {
+	anchor := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	iv := 90 * time.Second
+	slot := func(k int) time.Time { return anchor.Add(time.Duration(k) * iv) }
+	rec := func(lastSlot int, running bool) *state.Record {
+		return &state.Record{Version: 1, Schedule: "90s", Anchor: anchor, LastSlot: slot(lastSlot), Running: running}
+	}
+	tests := []struct {
+		name        string
+		rec         *state.Record
+		now         time.Time
+		delay       time.Duration
+		policy      CatchUp
+		max         int
+		interrupted bool
+		want        Start
+	}{
+		{
+			name: "fresh: first slot at once",
+			now:  anchor,
+			want: Start{Anchor: anchor, Due: anchor, Why: "fresh"},
+		},
+		{
+			name:  "fresh with --delay",
+			now:   anchor,
+			delay: 5 * time.Second,
+			want:  Start{Anchor: anchor.Add(5 * time.Second), Due: anchor.Add(5 * time.Second), Why: "fresh"},
+		},
+		{
+			name: "within a period: keep the phase",
+			rec:  rec(20, false),
+			now:  slot(20).Add(30 * time.Second),
+			want: Start{Anchor: anchor, Due: slot(21), Why: "resumed"},
+		},
+		{
+			name:  "within a period, --delay is for fresh starts only",
+			rec:   rec(20, false),
+			now:   slot(20).Add(30 * time.Second),
+			delay: time.Hour,
+			want:  Start{Anchor: anchor, Due: slot(21), Why: "resumed"},
+		},
+		{
+			name: "exactly on the next slot: it is missed, and run",
+			rec:  rec(20, false),
+			now:  slot(21),
+			want: Start{Anchor: anchor, Runs: []time.Time{slot(21)}, Due: slot(22), Missed: 1, Why: "resumed"},
+		},
+		{
+			name:   "4 missed, once: the latest, now",
+			rec:    rec(20, false),
+			now:    slot(24).Add(10 * time.Second),
+			policy: CatchUpOnce,
+			want:   Start{Anchor: anchor, Runs: []time.Time{slot(24)}, Due: slot(25), Missed: 4, Why: "resumed"},
+		},
+		{
+			name:   "4 missed, none: wait for the next",
+			rec:    rec(20, false),
+			now:    slot(24).Add(10 * time.Second),
+			policy: CatchUpNone,
+			want:   Start{Anchor: anchor, Due: slot(25), Missed: 4, Why: "resumed"},
+		},
+		{
+			name:   "4 missed, all: each, oldest first",
+			rec:    rec(20, false),
+			now:    slot(24).Add(10 * time.Second),
+			policy: CatchUpAll,
+			max:    10,
+			want:   Start{Anchor: anchor, Runs: []time.Time{slot(21), slot(22), slot(23), slot(24)}, Due: slot(25), Missed: 4, Why: "resumed"},
+		},
+		{
+			name:   "400 missed, all, max 3: the newest 3",
+			rec:    rec(20, false),
+			now:    slot(420).Add(time.Second),
+			policy: CatchUpAll,
+			max:    3,
+			want:   Start{Anchor: anchor, Runs: []time.Time{slot(418), slot(419), slot(420)}, Due: slot(421), Missed: 400, Why: "resumed"},
+		},
+		{
+			name:   "all with max 0 runs nothing",
+			rec:    rec(20, false),
+			now:    slot(22).Add(time.Second),
+			policy: CatchUpAll,
+			want:   Start{Anchor: anchor, Due: slot(23), Missed: 2, Why: "resumed"},
+		},
+		{
+			name:        "interrupted in this period: its slot is missed",
+			rec:         rec(20, true),
+			now:         slot(20).Add(30 * time.Second),
+			interrupted: true,
+			want:        Start{Anchor: anchor, Runs: []time.Time{slot(20)}, Due: slot(21), Missed: 1, Why: "resumed"},
+		},
+		{
+			name:        "interrupted long ago, all: its slot and the ones since",
+			rec:         rec(20, true),
+			now:         slot(22).Add(30 * time.Second),
+			policy:      CatchUpAll,
+			max:         10,
+			interrupted: true,
+			want:        Start{Anchor: anchor, Runs: []time.Time{slot(20), slot(21), slot(22)}, Due: slot(23), Missed: 3, Why: "resumed"},
+		},
+		{
+			name: "running, but its holder is alive: not missed",
+			rec:  rec(20, true),
+			now:  slot(20).Add(30 * time.Second),
+			want: Start{Anchor: anchor, Due: slot(21), Why: "resumed"},
+		},
+		{
+			name:  "schedule changed: a new grid, as fresh",
+			rec:   &state.Record{Version: 1, Schedule: "1h", Anchor: anchor, LastSlot: anchor},
+			now:   slot(30),
+			delay: time.Second,
+			want:  Start{Anchor: slot(30).Add(time.Second), Due: slot(30).Add(time.Second), Why: "schedule changed"},
+		},
+		{
+			name: "clock set back an hour: no storm, no stall",
+			rec:  rec(100, false),
+			now:  slot(100).Add(-time.Hour),
+			want: Start{Anchor: anchor, Due: slot(100).Add(-time.Hour).Add(iv), Why: "clock moved back"},
+		},
+		{
+			name: "clock set back less than a period: wait for the next slot",
+			rec:  rec(100, false),
+			now:  slot(100).Add(-10 * time.Second),
+			want: Start{Anchor: anchor, Due: slot(100), Why: "resumed"},
+		},
+		{
+			name: "record with no run yet: from the anchor",
+			rec:  &state.Record{Version: 1, Schedule: "90s", Anchor: anchor},
+			now:  slot(2).Add(time.Second),
+			want: Start{Anchor: anchor, Runs: []time.Time{slot(2)}, Due: slot(3), Missed: 3, Why: "resumed"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := PlanStart(tt.rec, "90s", iv, tt.now, tt.delay, tt.policy, tt.max, tt.interrupted)
+			if !got.Anchor.Equal(tt.want.Anchor) || !got.Due.Equal(tt.want.Due) || got.Missed != tt.want.Missed ||
+				got.Why != tt.want.Why || len(got.Runs) != len(tt.want.Runs) {
+				t.Fatalf("PlanStart =\n %+v\nwant\n %+v", got, tt.want)
+			}
+			for i := range got.Runs {
+				if !got.Runs[i].Equal(tt.want.Runs[i]) {
+					t.Fatalf("run %d at %v, want %v", i, got.Runs[i], tt.want.Runs[i])
+				}
+			}
+		})
+	}
+}
+
+func TestDone(t *testing.T) {
+	anchor := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	iv := 10 * time.Second
+	rec := &state.Record{LastSlot: anchor.Add(50 * time.Second)}
+	tests := []struct {
+		name        string
+		interrupted bool
+		slot, now   time.Duration
+		want        bool
+	}{
+		{"the slot itself, run by another", false, 50 * time.Second, 50*time.Second + time.Millisecond, true},
+		{"an older slot", false, 40 * time.Second, 50 * time.Second, true},
+		{"the next slot", false, 60 * time.Second, 60 * time.Second, false},
+		{"another host's clock a little behind", false, 50 * time.Second, 49 * time.Second, true},
+		{"clock set back a period or more", false, 0, 40 * time.Second, false},
+		{"the slot of a run cut short", true, 50 * time.Second, 51 * time.Second, false},
+		{"the slot before a run cut short", true, 40 * time.Second, 51 * time.Second, true},
+	}
+	for _, tt := range tests {
+		if got := Done(rec, tt.interrupted, anchor.Add(tt.slot), anchor.Add(tt.now), iv); got != tt.want {
+			t.Errorf("%s: Done = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestParseCatchUp(t *testing.T) {
+	for in, want := range map[string]CatchUp{"once": CatchUpOnce, "none": CatchUpNone, "all": CatchUpAll} {
+		if got, err := ParseCatchUp(in); err != nil || got != want || got.String() != in {
+			t.Errorf("ParseCatchUp(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := ParseCatchUp("some"); err == nil {
+		t.Error("ParseCatchUp(some) succeeded")
+	}
+}

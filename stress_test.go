@@ -1,0 +1,127 @@
+package main
+
+import (
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/everycli/every/runner"
+	"github.com/everycli/every/state"
+)
+
+func init() {
+	scriptCmds["checkslots"] = checkSlots
+	scriptCmds["torture"] = torture
+}
+
+// checkslots FILE INTERVAL MAXMISSING: the slots in FILE, one RFC 3339 time a
+// line, are all different, all on one grid of INTERVAL, and leave at most
+// MAXMISSING slots of that grid between the first and the last unrun.
+func checkSlots(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: checkslots FILE INTERVAL MAXMISSING")
+	}
+	interval, err := time.ParseDuration(args[1])
+	ts.Check(err)
+	maxMissing, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	var slots []time.Time
+	for _, line := range strings.Fields(ts.ReadFile(args[0])) {
+		t, err := time.Parse(time.RFC3339Nano, line)
+		ts.Check(err)
+		slots = append(slots, t)
+	}
+	if len(slots) < 2 {
+		ts.Fatalf("%d slots, want at least 2", len(slots))
+	}
+	slices.SortFunc(slots, func(a, b time.Time) int { return a.Compare(b) })
+	grid := runner.Grid{Anchor: slots[0], Interval: interval}
+	for i, t := range slots {
+		if i > 0 && t.Equal(slots[i-1]) {
+			ts.Fatalf("slot %s ran twice", t.Format(time.RFC3339Nano))
+		}
+		if !grid.Floor(t).Equal(t) {
+			ts.Fatalf("slot %s is not on the grid of %s (anchor %s)", t.Format(time.RFC3339Nano), interval, slots[0].Format(time.RFC3339Nano))
+		}
+	}
+	span := grid.Index(slots[len(slots)-1]) + 1
+	missing := int(span) - len(slots)
+	ts.Logf("%d runs for %d slots: %d run twice, %d not run", len(slots), span, 0, missing)
+	if missing > maxMissing {
+		ts.Fatalf("%d of %d slots not run, want at most %d", missing, span, maxMissing)
+	}
+}
+
+// torture N DIR: N times, start every on a 1ms job with its state in DIR and
+// SIGKILL it at a random moment in its first 30ms. After each kill, the state
+// file (if there is one yet) parses, and at most one temporary file, the
+// killed writer's, is left; a clean run at the end leaves none.
+func torture(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: torture N DIR")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	dir := ts.MkAbs(args[1])
+	ts.Check(os.MkdirAll(dir, 0o700))
+	every, err := exec.LookPath("every")
+	ts.Check(err)
+	argv := []string{"1ms", "--state-dir", dir, "--name", "t", "--catch-up", "all", "--", "true"}
+	parsed, maxLeft := 0, 0
+	for i := range n {
+		cmd := exec.Command(every, argv...)
+		cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "GORACE=atexit_sleep_ms=0")
+		ts.Check(cmd.Start())
+		time.Sleep(time.Duration(rand.Int64N(int64(30 * time.Millisecond))))
+		ts.Check(cmd.Process.Kill())
+		_ = cmd.Wait()
+		if b, err := os.ReadFile(filepath.Join(dir, "t.json")); err == nil {
+			if _, err := state.Decode(b); err != nil {
+				ts.Fatalf("kill %d: state file torn: %v\n%s", i+1, err, b)
+			}
+			parsed++
+		}
+		left := leftovers(ts, dir)
+		maxLeft = max(maxLeft, left)
+		if left > 1 {
+			ts.Fatalf("kill %d: %d temporary files left", i+1, left)
+		}
+	}
+	cmd := exec.Command(every, append([]string{"--max-runs", "1"}, argv...)...)
+	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "GORACE=atexit_sleep_ms=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		ts.Fatalf("clean run after the kills: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "t.json"))
+	ts.Check(err)
+	rec, err := state.Decode(b)
+	ts.Check(err)
+	if left := leftovers(ts, dir); left != 0 {
+		ts.Fatalf("%d temporary files left after a clean run", left)
+	}
+	ts.Logf("%d kills: state parsed after %d (none torn), at most %d temporary file left at once, %d runs recorded, %d of them cut short",
+		n, parsed, maxLeft, rec.Runs, rec.Failures)
+}
+
+func leftovers(ts *testscript.TestScript, dir string) int {
+	entries, err := os.ReadDir(dir)
+	ts.Check(err)
+	n := 0
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case name == "t.json" || name == "t.lock":
+		case strings.HasPrefix(name, ".t.json.tmp-"):
+			n++
+		default:
+			ts.Fatalf("unexpected file %s in the state directory", name)
+		}
+	}
+	return n
+}
