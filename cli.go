@@ -64,6 +64,8 @@ var runFlags = []cli.Flag{
 	stringFlag("lock", "", "lock file `PATH` (default: DIR/NAME.lock)"),
 	boolFlag("no-lock", "take no lock: instances may run the command at the same time"),
 	stringFlag("lock-wait", "0", "wait up to `D` for a busy lock, then skip the slot"),
+	stringFlag("store", "", "keep lock and state in Redis for a fleet: `URL` redis://[user:pass@]host:port/db[?prefix=every:], or rediss://"),
+	stringFlag("lock-ttl", "30s", "with --store, the lock outlives a holder that stops renewing it by `D`"),
 	stringFlag("log-format", "text", "log as `FORMAT`: text (logfmt) or json"),
 	stringFlag("log-level", "info", "log `LEVEL`: debug, info, warn or error"),
 	boolFlag("quiet", "log warnings and errors only (--log-level warn)", "q"),
@@ -84,6 +86,7 @@ func flagArity(flags []cli.Flag) map[string]bool {
 // statusFlags are the options of every status.
 var statusFlags = []cli.Flag{
 	stringFlag("state-dir", "", "list the jobs of `DIR` (default: as for running)"),
+	stringFlag("store", "", "list the jobs of the Redis at `URL`, as --store of a run"),
 	boolFlag("json", "print a JSON array"),
 }
 

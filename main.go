@@ -151,6 +151,9 @@ func start(c *cli.Context, inv invocation, stderr io.Writer) (int, os.Signal) {
 // directory 0700 if need be, and checks that they can be written: a failure
 // here is exit 73, before anything runs.
 func jobFiles(c *cli.Context, cfg *runner.Config) error {
+	if raw := c.String("store"); raw != "" {
+		return fleetStore(c, cfg, raw)
+	}
 	statePath, lockPath := c.String("state"), c.String("lock")
 	if c.Bool("no-state") {
 		statePath = ""
@@ -182,6 +185,35 @@ func jobFiles(c *cli.Context, cfg *runner.Config) error {
 			return fmt.Errorf("cannot create lock file %q: %w; fix the directory's permissions, or choose --state-dir, --lock or --no-lock", lockPath, unwrapPath(err))
 		}
 		cfg.Lock = lock.File{Path: lockPath, Host: cfg.Host}
+	}
+	return nil
+}
+
+// fleetStore puts the job's lock and state in Redis. A malformed URL is a
+// usage error; credentials or TLS that the server refuses are fatal at
+// start-up (73); a server that does not answer yet is not: its slots are
+// skipped until it does.
+func fleetStore(c *cli.Context, cfg *runner.Config, raw string) error {
+	ttl, err := runner.ParseDuration(c.String("lock-ttl"))
+	if err != nil || ttl < 100*time.Millisecond {
+		return usagef("bad --lock-ttl %q: give a duration of at least 100ms, such as 30s", c.String("lock-ttl"))
+	}
+	f, err := openFleet(raw)
+	if err != nil {
+		return err
+	}
+	fatal, transient := f.check(context.Background())
+	if fatal != nil {
+		return errors.New(noPassword(fatal.Error(), raw))
+	}
+	if transient != nil {
+		cfg.Logger.Warn("store unreachable at start; slots are skipped until it answers", "event", "state_error", "error", noPassword(transient.Error(), raw))
+	}
+	if !c.Bool("no-state") {
+		cfg.Store = state.Redis{Client: f.client, Key: f.stateKey(cfg.Name), Server: f.server}
+	}
+	if !c.Bool("no-lock") {
+		cfg.Lock = lock.Redis{Client: f.client, Key: f.lockKey(cfg.Name), TTL: ttl, Host: cfg.Host, Where: f.server}
 	}
 	return nil
 }

@@ -88,6 +88,43 @@ type loop struct {
 	rec      state.Record
 	failures int // consecutive failed runs in this process
 	ran      int // runs in this process
+
+	// While the store is unreachable: slots skipped, since when, and since
+	// the last summary.
+	storeSkips, storeSkipsLogged int
+	storeDownSince, storeLogged  time.Time
+}
+
+// storeSummaryEvery is how often an unreachable store is logged again: once
+// when it goes, then a summary at most this often, and once when it is back.
+const storeSummaryEvery = time.Minute
+
+// storeDown logs a slot skipped because the store is unreachable.
+func (l *loop) storeDown(err error) {
+	now := time.Now()
+	l.storeSkips++
+	switch {
+	case l.storeSkips == 1:
+		l.storeDownSince, l.storeLogged = now, now
+		l.log.Error("store unreachable, skipping the slot", "event", "skip", "reason", "store", "count", 1, "error", err.Error())
+		l.storeSkipsLogged = 1
+	case now.Sub(l.storeLogged) >= storeSummaryEvery:
+		l.log.Warn("store still unreachable, skipping slots", "event", "skip", "reason", "store",
+			"count", l.storeSkips-l.storeSkipsLogged, "since", l.storeDownSince.Round(0).UTC(), "error", err.Error())
+		l.storeLogged, l.storeSkipsLogged = now, l.storeSkips
+	default:
+		l.log.Debug("store unreachable, skipping the slot", "event", "skip", "reason", "store", "count", 1, "error", err.Error())
+	}
+}
+
+// storeUp ends an outage of the store, with the count of slots it skipped.
+func (l *loop) storeUp() {
+	if l.storeSkips == 0 {
+		return
+	}
+	l.log.Info("store reachable again", "event", "skip", "reason", "store", "count", l.storeSkips-l.storeSkipsLogged,
+		"total", l.storeSkips, "since", l.storeDownSince.Round(0).UTC())
+	l.storeSkips, l.storeSkipsLogged = 0, 0
 }
 
 // Loop runs the command on its schedule until a stop signal, the context's
@@ -339,16 +376,20 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	}
 	if err != nil {
 		var busy *lock.BusyError
-		if errors.As(err, &busy) {
+		switch {
+		case errors.As(err, &busy):
 			out.busy = true
 			l.log.Info("lock busy, skipping the slot", "event", "skip", "reason", "locked", "count", 1,
 				"holder_pid", busy.Holder.PID, "holder_host", busy.Holder.Host)
-		} else {
+		case errors.Is(err, lock.ErrStore):
+			l.storeDown(err)
+		default:
 			l.log.Error("cannot take the lock, skipping the slot", "event", "lock_error", "error", err.Error())
 		}
 		out.next = l.notPast(out.next)
 		return out
 	}
+	l.storeUp()
 	defer func() {
 		if err := lease.Unlock(); err != nil {
 			l.log.Error("cannot release the lock", "event", "lock_error", "error", err.Error())
@@ -447,14 +488,11 @@ func (l *loop) notPast(next time.Time) time.Time {
 	return next
 }
 
-// lock takes the job's lock. A stop signal while it waits ends the wait.
+// lock takes the job's lock. A stop signal while it waits, for a busy lock or
+// a slow store, ends the wait.
 func (l *loop) lock(ctx context.Context) (lock.Lease, os.Signal, error) {
 	if l.cfg.Lock == nil {
 		return noLease{}, nil, nil
-	}
-	if l.cfg.LockWait <= 0 {
-		lease, err := l.cfg.Lock.Lock(ctx, 0)
-		return lease, nil, err
 	}
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()

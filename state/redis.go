@@ -1,0 +1,75 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is a Record kept as JSON under one key, for jobs that run on several
+// hosts. It is read and written under the job's lock.
+type Redis struct {
+	Client *redis.Client
+	Key    string
+	// Server names the server for messages, without a password.
+	Server string
+}
+
+// Where names the server and the key.
+func (r Redis) Where() string { return r.Server + " key " + r.Key }
+
+// Load reads the record. One that cannot be parsed is renamed to
+// <key>.corrupt-<unix seconds>.
+func (r Redis) Load(ctx context.Context) (*Record, error) {
+	b, err := r.Client.Get(ctx, r.Key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read state from %s: %w", r.Where(), err)
+	}
+	rec, err := Decode(b)
+	if err == nil {
+		return rec, nil
+	}
+	moved := r.Key + ".corrupt-" + strconv.FormatInt(time.Now().Unix(), 10)
+	if rerr := r.Client.Rename(ctx, r.Key, moved).Err(); rerr != nil {
+		return nil, fmt.Errorf("state %s cannot be parsed (%v) nor set aside: %w", r.Where(), err, rerr)
+	}
+	return nil, &CorruptError{Where: r.Where(), MovedTo: moved, Err: err}
+}
+
+// Save writes the record; a SET replaces the value whole.
+func (r Redis) Save(ctx context.Context, rec *Record) error {
+	b, err := Encode(rec)
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Set(ctx, r.Key, b, 0).Err(); err != nil {
+		return fmt.Errorf("write state to %s: %w", r.Where(), err)
+	}
+	return nil
+}
+
+// List reads the records whose keys match pattern (every status).
+func (r Redis) List(ctx context.Context, pattern string) ([]*Record, error) {
+	var records []*Record
+	iter := r.Client.Scan(ctx, 0, pattern, 100).Iterator()
+	for iter.Next(ctx) {
+		b, err := r.Client.Get(ctx, iter.Val()).Bytes()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rec, err := Decode(b); err == nil {
+			records = append(records, rec)
+		}
+	}
+	return records, iter.Err()
+}
