@@ -146,4 +146,3 @@ func (s *Server) Do(ctx context.Context, password string, args ...string) (any, 
 	}
 	return c.Do(ctx, a...).Result()
 }
-
