@@ -43,6 +43,7 @@ func jobMain() {
 	args := fs.String("args", "", "write the arguments after the flags to `FILE`")
 	mutex := fs.String("mutex", "", "hold `DIR` (mkdir) while running; finding it taken, append \"overlap\" to DIR.overlaps")
 	slots := fs.String("slots", "", "append EVERY_SLOT to `FILE`")
+	fence := fs.String("fence", "", "append EVERY_FENCING_TOKEN to `FILE`")
 	waitFor := fs.String("waitfor", "", "wait until `FILE` exists (at most the wait bound)")
 	_ = fs.Parse(os.Args[1:])
 
@@ -85,6 +86,9 @@ func jobMain() {
 	}
 	if *slots != "" {
 		appendLine(*slots, os.Getenv("EVERY_SLOT"))
+	}
+	if *fence != "" {
+		appendLine(*fence, os.Getenv("EVERY_FENCING_TOKEN"))
 	}
 	if *grandchild != "" {
 		cmd := exec.Command("job", "-pid", *grandchild, "-ignore-term", "-sleep", "1h")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -23,6 +24,12 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Cmds:                scriptCmds,
+		Condition: func(cond string) (bool, error) {
+			if cond == "redis" {
+				return redisCondition()
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(env *testscript.Env) error {
 			// A state home of the script's own, whatever the machine's is.
 			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, ".state"))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -65,12 +66,29 @@ func status(inv invocation, stdout, stderr io.Writer) int {
 }
 
 func listJobs(c *cli.Context, names []string, stdout, stderr io.Writer) int {
-	dir, err := stateDir(c.String("state-dir"))
-	if err != nil {
-		fmt.Fprintf(stderr, "every: %v\n", err)
-		return exitUsage
+	var (
+		dir     string
+		records []*state.Record
+		code    int
+	)
+	if raw := c.String("store"); raw != "" {
+		f, err := openFleet(raw)
+		if err != nil {
+			fmt.Fprintf(stderr, "every: %v\n", err)
+			return exitUsage
+		}
+		dir = f.server
+		if records, code = fleetRecords(f, names, stderr); code == exitCantCreate {
+			return code
+		}
+	} else {
+		var err error
+		if dir, err = stateDir(c.String("state-dir")); err != nil {
+			fmt.Fprintf(stderr, "every: %v\n", err)
+			return exitUsage
+		}
+		records, code = readRecords(dir, names, stderr)
 	}
-	records, code := readRecords(dir, names, stderr)
 	host, _ := os.Hostname()
 	now := time.Now()
 	jobs := make([]jobStatus, 0, len(records))
@@ -130,6 +148,33 @@ func readRecords(dir string, names []string, stderr io.Writer) ([]*state.Record,
 			continue
 		}
 		records = append(records, rec)
+	}
+	return records, code
+}
+
+// fleetRecords reads the records of a fleet's Redis, or of the named jobs.
+func fleetRecords(f *fleet, names []string, stderr io.Writer) ([]*state.Record, int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	all, err := state.Redis{Client: f.client, Server: f.server}.List(ctx, f.prefix+"*:state")
+	if err != nil {
+		fmt.Fprintf(stderr, "every: cannot list jobs in redis at %s: %v\n", f.server, err)
+		return nil, exitCantCreate
+	}
+	slices.SortFunc(all, func(a, b *state.Record) int { return strings.Compare(a.Name, b.Name) })
+	if len(names) == 0 {
+		return all, 0
+	}
+	code := 0
+	var records []*state.Record
+	for _, name := range names {
+		i := slices.IndexFunc(all, func(r *state.Record) bool { return r.Name == name })
+		if i < 0 {
+			fmt.Fprintf(stderr, "every: no state for job %q in redis at %s\n", name, f.server)
+			code = 1
+			continue
+		}
+		records = append(records, all[i])
 	}
 	return records, code
 }
