@@ -50,7 +50,10 @@ func Exec(ctx context.Context, a Attempt) Result {
 	}
 	pgid := cmd.Process.Pid
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() {
+		awaitExit(pgid)
+		waited <- cmd.Wait()
+	}()
 
 	var (
 		outcome   = Success

@@ -56,6 +56,10 @@ type Config struct {
 	Exec ExecFunc
 	// Rand returns a number in [0, 1) for jitter; nil means math/rand/v2.
 	Rand func() float64
+	// SleepUntil sleeps the last moments before a slot, precisely; nil means
+	// clock_nanosleep on the monotonic clock. (Tests on a fake clock give
+	// time.Sleep.)
+	SleepUntil func(time.Time)
 }
 
 // Reason says why the loop ended.
@@ -136,6 +140,9 @@ func Loop(ctx context.Context, cfg Config) Exit {
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
 	}
+	if cfg.SleepUntil == nil {
+		cfg.SleepUntil = sleepUntil
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -201,11 +208,12 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slot time.Time, manual 
 	if l.cfg.Jitter > 0 {
 		wake = wake.Add(time.Duration(l.cfg.Rand() * float64(l.cfg.Jitter)))
 	}
-	timer := time.NewTimer(time.Until(wake))
+	timer := time.NewTimer(time.Until(wake) - earlyWake)
 	defer timer.Stop()
 	for {
 		select {
 		case <-timer.C:
+			l.cfg.SleepUntil(wake)
 			return due, false, nil
 		case <-ctx.Done():
 			return due, false, nil
@@ -436,10 +444,19 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	}
 	r.LastRun, r.Running, r.Host, r.PID = now.Round(0), true, l.cfg.Host, l.cfg.PID
 	r.Runs++
-	l.save(ctx)
+	// The start is written while the command starts, off the path from slot
+	// to exec. A crash before it lands leaves the record of the run before:
+	// this slot then looks missed, as a cut-short run's does.
+	startRec := *r
+	started := make(chan struct{})
+	go func() {
+		defer close(started)
+		l.save(ctx, &startRec)
+	}()
 
 	res, attempts, stop := l.attempts(ctx, slot, lease)
 	end := time.Now()
+	<-started // the end must replace the start, never the other way round
 	l.ran++
 	out.ran, out.res, out.stop = true, res, stop
 
@@ -465,7 +482,7 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 		r.Failures++
 		level = slog.LevelWarn
 	}
-	l.save(ctx)
+	l.save(ctx, r)
 
 	attrs := []any{"event", "finish", "result", string(res.Outcome), "exit_code", res.ExitCode,
 		"duration_ms", end.Sub(now).Milliseconds(), "attempts", attempts}
@@ -547,11 +564,11 @@ func (l *loop) load(ctx context.Context) *state.Record {
 
 // save writes the record. A failure (a full disk) is logged; the next write
 // tries again, and the job goes on.
-func (l *loop) save(ctx context.Context) {
+func (l *loop) save(ctx context.Context, rec *state.Record) {
 	if l.cfg.Store == nil {
 		return
 	}
-	if err := l.cfg.Store.Save(ctx, &l.rec); err != nil {
+	if err := l.cfg.Store.Save(ctx, rec); err != nil {
 		l.log.Error("cannot write state, will try again at the next run", "event", "state_error", "state", l.cfg.Store.Where(), "error", err.Error())
 	}
 }

@@ -51,14 +51,15 @@ func (f File) tempPrefix() string {
 	return "." + filepath.Base(f.Path) + ".tmp-"
 }
 
-// Save writes the record atomically, mode 0600.
+// Save writes the record atomically, mode 0600. A write that fails removes
+// its temporary file; one cut short by a crash is removed by the next
+// CheckWritable, at start-up.
 func (f File) Save(_ context.Context, r *Record) error {
 	b, err := Encode(r)
 	if err != nil {
 		return err
 	}
 	dir := filepath.Dir(f.Path)
-	f.removeLeftovers()
 	tmp, err := os.CreateTemp(dir, f.tempPrefix()+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return err
@@ -87,7 +88,8 @@ func (f File) Save(_ context.Context, r *Record) error {
 }
 
 // removeLeftovers removes the temporary files of writers that died (a crash
-// between creating one and renaming it): they never pile up.
+// between creating one and renaming it). Every start-up does it, so they
+// never pile up: there is at most one, of the last crash, per job.
 func (f File) removeLeftovers() {
 	dir := filepath.Dir(f.Path)
 	entries, err := os.ReadDir(dir)

@@ -151,7 +151,7 @@ func TestFileLoadCorrupt(t *testing.T) {
 	}
 }
 
-func TestFileSaveRemovesLeftoversOfDeadWriters(t *testing.T) {
+func TestCheckWritableRemovesLeftoversOfDeadWriters(t *testing.T) {
 	dir := t.TempDir()
 	f := File{Path: filepath.Join(dir, "job.json")}
 	// A pid that cannot be alive (above pid_max), and one that is (ours: its
@@ -165,7 +165,7 @@ func TestFileSaveRemovesLeftoversOfDeadWriters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := f.Save(context.Background(), sample()); err != nil {
+	if err := f.CheckWritable(); err != nil {
 		t.Fatal(err)
 	}
 	for p, want := range map[string]bool{dead: false, own: false, live: true, other: true} {

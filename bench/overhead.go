@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/everycli/every/state"
+)
+
+// overhead is section 3: what one run costs, one-shot as from cron, against a
+// bare fork+exec of true and against flock + timeout.
+func overhead(cfg *config) string {
+	n := pick(cfg.quick, 40, 200)
+	lock := filepath.Join(cfg.dir, "overhead.lock")
+	stateDir := filepath.Join(cfg.dir, "overhead-state")
+	truePath, err := exec.LookPath("true")
+	check(err)
+	rows := []struct {
+		name string
+		argv []string
+	}{
+		{"bare fork+exec of true", []string{truePath}},
+		{"flock -n LOCK timeout 10 true", []string{"flock", "-n", lock, "timeout", "10", truePath}},
+		{"every --max-runs 1 --no-state --no-lock -- true", []string{cfg.every, "1ms", "--max-runs", "1", "--no-state", "--no-lock", "-q", "--", truePath}},
+		{"every --max-runs 1 -- true (lock and state on)", []string{cfg.every, "1ms", "--max-runs", "1", "--state-dir", stateDir, "--name", "o", "-q", "--", truePath}},
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Each command run %d times in a row, one-shot as cron would run it: median wall time, and the CPU "+
+		"of the whole process tree (user+system, from wait4), with what each adds over the bare exec.\n\n", n)
+	fmt.Fprintln(&b, "| command | wall median (ms) | wall p90 (ms) | adds to bare exec (ms) | CPU median (ms) | CPU added (ms) |")
+	fmt.Fprintln(&b, "| --- | ---: | ---: | ---: | ---: | ---: |")
+	var bareWall, bareCPU time.Duration
+	for i, r := range rows {
+		var walls, cpus []time.Duration
+		for range n {
+			cmd := exec.Command(r.argv[0], r.argv[1:]...)
+			start := time.Now()
+			if err := cmd.Run(); err != nil {
+				fail("%s: %v", r.name, err)
+			}
+			walls = append(walls, time.Since(start))
+			ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+			cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+		}
+		w, c := summarize(walls), summarize(cpus)
+		if i == 0 {
+			bareWall, bareCPU = w.median, c.median
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.name, ms(w.median), ms(w.p90), ms(w.median-bareWall), ms(c.median), ms(c.median-bareCPU))
+	}
+
+	// The state write alone, as every makes it.
+	f := state.File{Path: filepath.Join(cfg.dir, "fsync", "job.json")}
+	check(os.MkdirAll(filepath.Dir(f.Path), 0o700))
+	rec := &state.Record{Version: 1, Name: "job", Command: []string{"true"}, Schedule: "1s", Anchor: time.Now()}
+	var saves []time.Duration
+	for range n {
+		start := time.Now()
+		check(f.Save(context.Background(), rec))
+		saves = append(saves, time.Since(start))
+	}
+	s := summarize(saves)
+	fmt.Fprintf(&b, "\nOne state write (temp file, fsync, rename, fsync of the directory): median %s ms, p90 %s ms.\n", ms(s.median), ms(s.p90))
+	return b.String()
+}
