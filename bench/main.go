@@ -81,9 +81,12 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
+// build builds as the README's install line does: static (no cgo, so no
+// dynamic loader at start) and without urfave/cli's man page generator.
 func build(dir, pkg, name string) string {
 	bin := filepath.Join(dir, name)
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stderr = os.Stderr
 	check(cmd.Run())
 	return bin

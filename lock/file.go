@@ -45,16 +45,25 @@ func (f File) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
 	if !ok {
 		return nil, &BusyError{Holder: ReadHolder(f.Path)}
 	}
-	// Who holds it, for those who find it busy. A failure here costs only that.
-	_ = os.WriteFile(f.Path, []byte(strconv.Itoa(os.Getpid())+" "+f.Host+"\n"), 0o600)
-	return fileLease{fl: fl}, nil
+	// Who holds it, for those who find it busy: written while the run starts,
+	// off the path from slot to exec. A failure here costs only the name.
+	named := make(chan struct{})
+	go func() {
+		defer close(named)
+		_ = os.WriteFile(f.Path, []byte(strconv.Itoa(os.Getpid())+" "+f.Host+"\n"), 0o600)
+	}()
+	return fileLease{fl: fl, named: named}, nil
 }
 
-type fileLease struct{ fl *flock.Flock }
+type fileLease struct {
+	fl    *flock.Flock
+	named chan struct{} // closed once the holder is written
+}
 
 // Unlock empties the file, so that a holder named there is a live one (or one
 // killed before it could empty it), and releases the lock.
 func (l fileLease) Unlock() error {
+	<-l.named
 	_ = os.Truncate(l.fl.Path(), 0)
 	return l.fl.Unlock()
 }

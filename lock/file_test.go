@@ -19,6 +19,12 @@ func TestFileLockExcludes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The holder is named while the run starts.
+	for deadline := time.Now().Add(10 * time.Second); ReadHolder(path) == (Holder{}); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the holder was never written")
+		}
+	}
 	// flock(2) locks belong to the open file description: a second Lock in
 	// the same process is excluded, as another process would be.
 	_, err = a.Lock(ctx, 0)

@@ -13,6 +13,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+func init() {
+	// go-redis's own log lines would only clutter the tests' output.
+	redis.SetLogger(discard{})
+}
+
+type discard struct{}
+
+func (discard) Printf(context.Context, string, ...any) {}
+
 // TB is what a Server needs of its test: testing.TB, or testscript's T.
 type TB interface {
 	Helper()
