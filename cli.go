@@ -126,21 +126,14 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 			inv.command = args[i:]
 			break
 		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		takesValue, known := arity[name]
-		if !known {
-			return inv, usagef("unknown option %s; see every --help", a)
+		tokens, name, err := option(args, i, arity, "every")
+		if err != nil {
+			return inv, err
 		}
-		inv.opts = append(inv.opts, a)
+		inv.opts = append(inv.opts, tokens...)
+		i += len(tokens) - 1
 		if name == "help" || name == "h" || name == "version" {
 			inv.help = true
-		}
-		if takesValue && !hasValue {
-			if i+1 >= len(args) {
-				return inv, usagef("option %s needs a value; see every --help", a)
-			}
-			i++
-			inv.opts = append(inv.opts, args[i])
 		}
 	}
 	if inv.help {
@@ -169,21 +162,31 @@ func splitStatus(args []string, arity map[string]bool) (invocation, error) {
 			inv.names = append(inv.names, a)
 			continue
 		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		takesValue, known := arity[name]
-		if !known {
-			return inv, usagef("unknown option %s for every status; see every status --help", a)
+		tokens, _, err := option(args, i, arity, "every status")
+		if err != nil {
+			return inv, err
 		}
-		inv.opts = append(inv.opts, a)
-		if takesValue && !hasValue {
-			if i+1 >= len(args) {
-				return inv, usagef("option %s needs a value; see every status --help", a)
-			}
-			i++
-			inv.opts = append(inv.opts, args[i])
-		}
+		inv.opts = append(inv.opts, tokens...)
+		i += len(tokens) - 1
 	}
 	return inv, nil
+}
+
+// option reads the option at args[i]: its tokens (with its value, when it
+// takes one not given with "="), and its name.
+func option(args []string, i int, arity map[string]bool, cmd string) ([]string, string, error) {
+	a := args[i]
+	name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	takesValue, known := arity[name]
+	switch {
+	case !known:
+		return nil, name, usagef("unknown option %s; see %s --help", a, cmd)
+	case !takesValue || hasValue:
+		return []string{a}, name, nil
+	case i+1 >= len(args):
+		return nil, name, usagef("option %s needs a value; see %s --help", a, cmd)
+	}
+	return []string{a, args[i+1]}, name, nil
 }
 
 // stateDir is where state and lock files go: --state-dir, else

@@ -83,6 +83,12 @@ func TestSplit(t *testing.T) {
 			args: []string{"--help"},
 			want: invocation{opts: []string{"--help"}, help: true},
 		},
+		{
+			name: "status: options anywhere among the names",
+			args: []string{"status", "a", "--json", "b", "--state-dir", "d"},
+			want: invocation{status: true, opts: []string{"--json", "--state-dir", "d"}, names: []string{"a", "b"}},
+		},
+		{name: "status: a run option", args: []string{"status", "--retries", "1"}, wantErr: "unknown option --retries; see every status --help"},
 		{name: "unknown option", args: []string{"1s", "--retry", "3", "--", "true"}, wantErr: "unknown option --retry"},
 		{name: "missing value", args: []string{"1s", "--", "true", "x"}, want: invocation{schedule: "1s", command: []string{"true", "x"}}},
 		{name: "value missing at the end", args: []string{"--retries"}, wantErr: "option --retries needs a value"},
