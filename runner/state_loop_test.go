@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -269,3 +270,68 @@ func (failingStore) Save(context.Context, *state.Record) error {
 	return &os.PathError{Op: "write", Path: "x", Err: errNoSpace}
 }
 func (failingStore) Where() string { return "x" }
+
+// flakyLock fails with lock.ErrStore while down is true.
+type flakyLock struct {
+	memLock
+	mu   sync.Mutex
+	down bool
+}
+
+func (f *flakyLock) setDown(d bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.down = d
+}
+
+func (f *flakyLock) Lock(ctx context.Context, wait time.Duration) (lock.Lease, error) {
+	f.mu.Lock()
+	down := f.down
+	f.mu.Unlock()
+	if down {
+		return nil, fmt.Errorf("%w: connection refused", lock.ErrStore)
+	}
+	return f.memLock.Lock(ctx, wait)
+}
+
+func TestLoopStoreOutageLoggedOnceThenSummarised(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lk := &flakyLock{}
+		f := &fakeExec{}
+		var buf bytes.Buffer
+		cfg := testConfig(f, &buf, nil)
+		cfg.Lock = lk
+		// 10s slots: the first runs; the store is down for 150s (15 slots),
+		// then back.
+		signals := make(chan os.Signal, 1)
+		cfg.Signals = signals
+		done := make(chan Exit)
+		go func() { done <- Loop(context.Background(), cfg) }()
+		time.Sleep(5 * time.Second)
+		lk.setDown(true)
+		time.Sleep(150 * time.Second)
+		lk.setDown(false)
+		time.Sleep(20 * time.Second)
+		signals <- sigterm
+		<-done
+
+		if len(f.calls) != 3 {
+			t.Errorf("%d runs, want 3: one before the outage, none during, two after", len(f.calls))
+		}
+		var levels []string
+		var counts []float64
+		for _, e := range eventsNamed(logEvents(t, &buf), "skip") {
+			if e["reason"] == "store" && e["level"] != "DEBUG" {
+				levels = append(levels, e["level"].(string))
+				counts = append(counts, e["count"].(float64))
+			}
+		}
+		// First skip at +10s; a summary 60s later (+70s: slots +20s..+70s),
+		// another at +130s (+80s..+130s), then back at +160s (+140s, +150s).
+		wantLevels := []string{"ERROR", "WARN", "WARN", "INFO"}
+		wantCounts := []float64{1, 6, 6, 2}
+		if fmt.Sprint(levels) != fmt.Sprint(wantLevels) || fmt.Sprint(counts) != fmt.Sprint(wantCounts) {
+			t.Fatalf("store skips logged at %v with counts %v, want %v with %v", levels, counts, wantLevels, wantCounts)
+		}
+	})
+}
