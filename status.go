@@ -78,8 +78,9 @@ func listJobs(c *cli.Context, names []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		dir = f.server
-		if records, code = fleetRecords(f, names, stderr); code == exitCantCreate {
-			return code
+		if records, code, err = fleetRecords(f, names, stderr); err != nil {
+			fmt.Fprintf(stderr, "every: cannot list jobs in redis at %s: %v\n", f.server, err)
+			return 1
 		}
 	} else {
 		var err error
@@ -153,17 +154,16 @@ func readRecords(dir string, names []string, stderr io.Writer) ([]*state.Record,
 }
 
 // fleetRecords reads the records of a fleet's Redis, or of the named jobs.
-func fleetRecords(f *fleet, names []string, stderr io.Writer) ([]*state.Record, int) {
+func fleetRecords(f *fleet, names []string, stderr io.Writer) ([]*state.Record, int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	all, err := state.Redis{Client: f.client, Server: f.server}.List(ctx, f.prefix+"*:state")
 	if err != nil {
-		fmt.Fprintf(stderr, "every: cannot list jobs in redis at %s: %v\n", f.server, err)
-		return nil, exitCantCreate
+		return nil, 0, err
 	}
 	slices.SortFunc(all, func(a, b *state.Record) int { return strings.Compare(a.Name, b.Name) })
 	if len(names) == 0 {
-		return all, 0
+		return all, 0, nil
 	}
 	code := 0
 	var records []*state.Record
@@ -176,7 +176,7 @@ func fleetRecords(f *fleet, names []string, stderr io.Writer) ([]*state.Record, 
 		}
 		records = append(records, all[i])
 	}
-	return records, code
+	return records, code, nil
 }
 
 func describeJob(rec *state.Record, dir, host string, now time.Time) jobStatus {
