@@ -73,10 +73,7 @@ func timing(cfg *config) string {
 	fmt.Fprintln(&b, "| scheduler | interval | job | runs | median | p99 | max | drift/period | total drift | missed | doubled |")
 	fmt.Fprintln(&b, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, c := range cases {
-		job := "instant"
-		if c.busy > 0 {
-			job = "30% of interval"
-		}
+		job := c.jobLabel()
 		if c.err != nil {
 			fmt.Fprintf(&b, "| %s | %s | %s | failed: %v |||||||| \n", c.scheduler, c.interval, job, c.err)
 			continue
@@ -88,6 +85,13 @@ func timing(cfg *config) string {
 		}
 	}
 	return b.String()
+}
+
+func (c *timingCase) jobLabel() string {
+	if c.busy > 0 {
+		return fmt.Sprintf("%.0f%% of interval", c.busy*100)
+	}
+	return "instant"
 }
 
 func pick[T any](quick bool, q, full T) T {
@@ -250,10 +254,7 @@ func costNote() string {
 	fmt.Fprintln(&b, "| interval | job | periods | CPU total (ms) | CPU/period (ms) | switches/period | RSS start (MiB) | RSS end (MiB) | peak RSS (MiB) | slot to exec, median / p99 (ms) |")
 	fmt.Fprintln(&b, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, c := range costCases {
-		job := "instant"
-		if c.busy > 0 {
-			job = "30% of interval"
-		}
+		job := c.jobLabel()
 		periods := c.periods - 1
 		cpu := c.endCost.cpu - c.startCost.cpu
 		sw := c.endCost.switches - c.startCost.switches
