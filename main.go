@@ -34,6 +34,7 @@ const (
 )
 
 const usageText = `every [OPTIONS] SCHEDULE [OPTIONS] [--] COMMAND [ARG...]
+every status [--state-dir DIR | --store URL] [--json] [NAME...]
 
 SCHEDULE is a duration: 500ms, 30s, 90s, 1m30s, 2h, 1d. Runs start on a grid,
 anchor + k*SCHEDULE, that neither run time nor lateness moves. A run that lasts

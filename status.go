@@ -43,7 +43,7 @@ func status(inv invocation, stdout, stderr io.Writer) int {
 	app := &cli.App{
 		Name:            "every status",
 		Usage:           "list the jobs of a state directory",
-		UsageText:       "every status [--state-dir DIR] [--json] [NAME...]",
+		UsageText:       "every status [--state-dir DIR | --store URL] [--json] [NAME...]",
 		Flags:           statusFlags,
 		HideHelpCommand: true,
 		HideVersion:     true,
