@@ -15,8 +15,8 @@ import (
 
 // File is a Record kept in a JSON file. Writes go to a temporary file in the
 // same directory, which is synced and renamed over the record, and the
-// directory is synced: a crash at any moment leaves the old record or the new
-// one, never a torn one.
+// directory is synced (after a run's end; see Save): a crash at any moment
+// leaves the old record or the new one, never a torn one.
 type File struct {
 	Path string
 }
@@ -81,6 +81,11 @@ func (f File) Save(_ context.Context, r *Record) error {
 		return fmt.Errorf("write state %s: %w", f.Path, err)
 	}
 	// The rename is atomic already; the directory's sync makes it durable.
+	// A run's start (running: true) need not be: if a power cut loses it, the
+	// record before it stands, and the run looks cut short, which it was.
+	if r.Running {
+		return nil
+	}
 	if err := syncDir(dir); err != nil {
 		return fmt.Errorf("write state %s: sync directory: %w", f.Path, err)
 	}
