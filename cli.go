@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -116,7 +117,8 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 		}
 		if len(a) < 2 || a[0] != '-' {
 			if positional == 0 && a == "status" {
-				return splitStatus(args[i+1:], flagArity(statusFlags))
+				// Options before "status" are its own: every --state-dir D status.
+				return splitStatus(append(slices.Clone(inv.opts), args[i+1:]...), flagArity(statusFlags))
 			}
 			if positional == 0 {
 				inv.schedule = a

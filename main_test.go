@@ -88,6 +88,11 @@ func TestSplit(t *testing.T) {
 			args: []string{"status", "a", "--json", "b", "--state-dir", "d"},
 			want: invocation{status: true, opts: []string{"--json", "--state-dir", "d"}, names: []string{"a", "b"}},
 		},
+		{
+			name: "status: options before it too",
+			args: []string{"--state-dir", "d", "status", "a"},
+			want: invocation{status: true, opts: []string{"--state-dir", "d"}, names: []string{"a"}},
+		},
 		{name: "status: a run option", args: []string{"status", "--retries", "1"}, wantErr: "unknown option --retries; see every status --help"},
 		{name: "unknown option", args: []string{"1s", "--retry", "3", "--", "true"}, wantErr: "unknown option --retry"},
 		{name: "missing value", args: []string{"1s", "--", "true", "x"}, want: invocation{schedule: "1s", command: []string{"true", "x"}}},
