@@ -89,7 +89,7 @@ func Exec(ctx context.Context, a Attempt) Result {
 			stop(a.Signal)
 		case sig := <-a.Signals:
 			s, _ := sig.(syscall.Signal)
-			if s != syscall.SIGINT && s != syscall.SIGTERM {
+			if !isStop(s) {
 				_ = syscall.Kill(-pgid, s)
 				continue
 			}

@@ -218,11 +218,11 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slot time.Time, manual 
 		case <-ctx.Done():
 			return due, false, nil
 		case sig := <-l.cfg.Signals:
-			switch sig {
-			case syscall.SIGINT, syscall.SIGTERM:
-				l.log.Info("stopping", "event", "stop", "signal", SignalName(sig.(syscall.Signal)), "running", false)
+			switch {
+			case isStop(sig):
+				l.logStop(sig, false)
 				return due, false, sig
-			case syscall.SIGUSR1:
+			case sig == syscall.SIGUSR1:
 				return time.Now(), true, nil
 			}
 			// SIGHUP and SIGUSR2 have no child to go to while idle.
@@ -268,8 +268,8 @@ func (l *loop) sleep(ctx context.Context, d time.Duration) os.Signal {
 		case <-ctx.Done():
 			return nil
 		case sig := <-l.cfg.Signals:
-			if sig == syscall.SIGINT || sig == syscall.SIGTERM {
-				l.log.Info("stopping", "event", "stop", "signal", SignalName(sig.(syscall.Signal)), "running", false)
+			if isStop(sig) {
+				l.logStop(sig, false)
 				return sig
 			}
 		}
@@ -324,14 +324,14 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 			stop = syscall.SIGTERM
 			pass(syscall.SIGTERM)
 		case sig := <-l.cfg.Signals:
-			switch sig {
-			case syscall.SIGINT, syscall.SIGTERM:
+			switch {
+			case isStop(sig):
 				if stop == nil {
 					stop = sig
-					l.log.Info("stopping", "event", "stop", "signal", SignalName(sig.(syscall.Signal)), "running", true)
+					l.logStop(sig, true)
 				}
 				pass(sig)
-			case syscall.SIGHUP, syscall.SIGUSR2:
+			case sig == syscall.SIGHUP || sig == syscall.SIGUSR2:
 				pass(sig)
 			}
 			// SIGUSR1 asks for a run, and one is running.
@@ -532,9 +532,9 @@ func (l *loop) lock(ctx context.Context) (lock.Lease, os.Signal, error) {
 			}
 			return t.lease, stop, t.err
 		case sig := <-l.cfg.Signals:
-			if (sig == syscall.SIGINT || sig == syscall.SIGTERM) && stop == nil {
+			if isStop(sig) && stop == nil {
 				stop = sig
-				l.log.Info("stopping", "event", "stop", "signal", SignalName(sig.(syscall.Signal)), "running", false)
+				l.logStop(sig, false)
 				cancel()
 			}
 		}
@@ -603,12 +603,22 @@ func (l *loop) pending() os.Signal {
 	for {
 		select {
 		case sig := <-l.cfg.Signals:
-			if sig == syscall.SIGINT || sig == syscall.SIGTERM {
-				l.log.Info("stopping", "event", "stop", "signal", SignalName(sig.(syscall.Signal)), "running", false)
+			if isStop(sig) {
+				l.logStop(sig, false)
 				return sig
 			}
 		default:
 			return nil
 		}
 	}
+}
+
+// isStop reports whether sig asks every to stop: SIGINT or SIGTERM.
+func isStop(sig os.Signal) bool {
+	return sig == syscall.SIGINT || sig == syscall.SIGTERM
+}
+
+// logStop logs the stop signal, once per stop.
+func (l *loop) logStop(sig os.Signal, running bool) {
+	l.log.Info("stopping", "event", "stop", "signal", SignalName(sig.(syscall.Signal)), "running", running)
 }
