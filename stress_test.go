@@ -60,7 +60,7 @@ func checkSlots(ts *testscript.TestScript, neg bool, args []string) {
 	if isPct {
 		maxMissing = int(span) * maxMissing / 100
 	}
-	ts.Logf("%d runs for %d slots: %d run twice, %d not run", len(slots), span, 0, missing)
+	ts.Logf("%d runs for %d slots: none twice, %d not run", len(slots), span, missing)
 	if missing > maxMissing {
 		ts.Fatalf("%d of %d slots not run, want at most %d", missing, span, maxMissing)
 	}

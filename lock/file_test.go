@@ -56,20 +56,22 @@ func TestFileLockWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	released := make(chan struct{})
+	// Closed just before the release: the waiter cannot have the lock
+	// before it is closed.
+	releasing := make(chan struct{})
 	go func() {
 		time.Sleep(50 * time.Millisecond)
+		close(releasing)
 		held.Unlock()
-		close(released)
 	}()
 	lease, err := f.Lock(ctx, time.Minute)
 	if err != nil {
 		t.Fatalf("Lock with a wait: %v", err)
 	}
 	select {
-	case <-released:
+	case <-releasing:
 	default:
-		t.Fatal("got the lock before it was released")
+		t.Fatal("got the lock while it was held")
 	}
 	lease.Unlock()
 

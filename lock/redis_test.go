@@ -45,14 +45,16 @@ func TestRedisLockExcludesAndFences(t *testing.T) {
 }
 
 func TestRedisRenewKeepsTheLock(t *testing.T) {
-	r, srv := newRedisLock(t, 300*time.Millisecond)
+	// A TTL of a second, renewed every third: a renewal would have to come
+	// 600ms late to lose it, which a loaded machine does not do.
+	r, srv := newRedisLock(t, time.Second)
 	lease, err := r.Lock(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lease.Unlock()
-	// Three TTLs later, the renewals have kept it.
-	deadline := time.Now().Add(900 * time.Millisecond)
+	// Two TTLs later, the renewals have kept it.
+	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case <-lease.Lost():
