@@ -59,11 +59,13 @@ func TestFileLockWaits(t *testing.T) {
 	// Closed just before the release: the waiter cannot have the lock
 	// before it is closed.
 	releasing := make(chan struct{})
-	go func() {
+	released := make(chan struct{})
+	go func(held Lease) {
+		defer close(released)
 		time.Sleep(50 * time.Millisecond)
 		close(releasing)
 		held.Unlock()
-	}()
+	}(held)
 	lease, err := f.Lock(ctx, time.Minute)
 	if err != nil {
 		t.Fatalf("Lock with a wait: %v", err)
@@ -73,6 +75,7 @@ func TestFileLockWaits(t *testing.T) {
 	default:
 		t.Fatal("got the lock while it was held")
 	}
+	<-released
 	lease.Unlock()
 
 	// A wait that runs out is a busy lock; a context that ends, too.
