@@ -48,19 +48,40 @@ Examples:
    every 10s -- sh -c 'date >> /tmp/ticks'`
 
 func main() {
+	// A write to a closed stderr (every ... 2>&1 | head) must not kill every
+	// and, through the parent-death signal, its running command: with SIGPIPE
+	// handled, the write fails with EPIPE instead and logging stops there.
+	// Handled, not ignored: an ignored signal would stay ignored in the
+	// command, which exec resets only for handled ones.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// Whether the stop signals were ignored when every started (a script's
+	// background job starts with SIGINT ignored), read before Notify changes it.
+	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		ignoredAtStart[s] = signal.Ignored(s)
+	}
 	code, sig := run(os.Args[1:], os.Stderr)
 	exit(code, sig)
 }
 
+// ignoredAtStart records the stop signals every inherited as ignored.
+var ignoredAtStart = map[syscall.Signal]bool{}
+
 // exit ends the process with code, or, after a stop signal, the way a
 // cooperative Unix program does: by that signal, so a shell sees 128+n and
-// systemd a clean stop.
+// systemd a clean stop. Where the signal cannot kill every, it exits 128+n
+// itself: as PID 1 (the kernel ignores signals to a namespace's init that it
+// has no handler for) and when the signal was ignored at start (Reset would
+// ignore it again).
 func exit(code int, sig os.Signal) {
 	if s, ok := sig.(syscall.Signal); ok {
-		signal.Reset(s)
-		_ = syscall.Kill(os.Getpid(), s)
-		time.Sleep(time.Second) // the signal is on its way; this is a fallback
 		code = 128 + int(s)
+		if os.Getpid() != 1 && !ignoredAtStart[s] {
+			signal.Reset(s)
+			_ = syscall.Kill(os.Getpid(), s)
+			// The signal is on its way, with its default action; this is a
+			// fallback that should never be reached.
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 	os.Exit(code)
 }

@@ -68,8 +68,9 @@ func (l fileLease) Unlock() error {
 	return l.fl.Unlock()
 }
 
-func (fileLease) Lost() <-chan struct{} { return nil }
-func (fileLease) Token() int64          { return 0 }
+func (fileLease) Lost() <-chan struct{}     { return nil }
+func (fileLease) Token() int64              { return 0 }
+func (fileLease) Expiring() <-chan struct{} { return nil }
 
 // ReadHolder reads the holder a lock file names, if any.
 func ReadHolder(path string) Holder {

@@ -1,6 +1,6 @@
 // Package lock owns mutual exclusion between the instances of one job: a
 // Locker hands out a Lease for the length of one run, on a file (gofrs/flock)
-// for one host.
+// for one host, or in Redis for a fleet.
 package lock
 
 import (
@@ -52,8 +52,14 @@ type Locker interface {
 type Lease interface {
 	// Unlock releases the lock.
 	Unlock() error
-	// Lost is closed if the lock is lost while held; a file lock never is.
+	// Lost is closed when the lock must be taken as lost while held: the
+	// command is then stopped as on timeout. A file lock never is.
 	Lost() <-chan struct{}
+	// Expiring is closed when the lease is about to run out for good:
+	// whatever is left of the command must be killed at once (SIGKILL),
+	// whatever --kill-after says, so that it is dead before another holder
+	// can take the lock. nil where a lease cannot expire.
+	Expiring() <-chan struct{}
 	// Token is the fencing token of this acquisition, increasing with each
 	// one; 0 where the locker has none.
 	Token() int64

@@ -152,6 +152,9 @@ func (l *redisLease) keep() {
 func (l *redisLease) Lost() <-chan struct{} { return l.lost }
 func (l *redisLease) Token() int64          { return l.token }
 
+// Expiring is not yet closed by anything: the lease's hard end comes with the lease-safety work.
+func (l *redisLease) Expiring() <-chan struct{} { return nil }
+
 // Unlock stops the renewals and deletes the key if it still holds ours.
 func (l *redisLease) Unlock() error {
 	l.closed.Do(func() { close(l.done) })

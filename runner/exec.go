@@ -23,7 +23,11 @@ type Attempt struct {
 	// Signals carries the signals the loop passes on: SIGINT and SIGTERM stop the
 	// attempt (a second one kills at once), any other is only forwarded.
 	Signals <-chan os.Signal
-	Logger  *slog.Logger
+	// Kill, once closed, has whatever is left of the attempt killed at once
+	// with SIGKILL, whatever KillAfter says: the run's lease is about to
+	// expire, and the command must be dead before another holder can start.
+	Kill   <-chan struct{}
+	Logger *slog.Logger
 }
 
 // ExecFunc runs one attempt to its end. When ctx ends, the attempt is stopped as
@@ -60,6 +64,7 @@ func Exec(ctx context.Context, a Attempt) Result {
 		grace     *time.Timer
 		graceDone <-chan time.Time
 		ctxDone   = ctx.Done()
+		kill      = a.Kill
 	)
 	stop := func(sig syscall.Signal) {
 		_ = syscall.Kill(-pgid, sig)
@@ -100,6 +105,10 @@ func Exec(ctx context.Context, a Attempt) Result {
 			}
 			outcome = Interrupted
 			stop(s)
+		case <-kill:
+			kill = nil
+			a.Logger.Warn("killing the process group", "event", "kill", "pgid", pgid, "reason", "lease expiring")
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		case <-graceDone:
 			graceDone = nil
 			a.Logger.Warn("killing the process group", "event", "kill", "pgid", pgid, "after", a.KillAfter.String())

@@ -234,7 +234,8 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slot time.Time, manual 
 func (l *loop) attempts(ctx context.Context, slot time.Time, lease lock.Lease) (res Result, attempts int, stop os.Signal) {
 	for attempts = 1; ; attempts++ {
 		res, stop = l.attempt(ctx, slot, attempts, lease)
-		if res.Outcome == Success || stop != nil || attempts > l.cfg.Retries {
+		// Without the lock there is no retry: another holder may run now.
+		if res.Outcome == Success || res.Outcome == LostLock || stop != nil || attempts > l.cfg.Retries {
 			return res, attempts, stop
 		}
 		wait := WithJitter(Backoff(l.cfg.Backoff, l.cfg.BackoffMax, attempts), l.cfg.Rand())
@@ -296,6 +297,7 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 		Signal:    l.cfg.Signal,
 		KillAfter: l.cfg.KillAfter,
 		Signals:   forward,
+		Kill:      lease.Expiring(),
 		Logger:    l.log,
 	}
 	late := time.Since(slot)
@@ -544,9 +546,10 @@ func (l *loop) lock(ctx context.Context) (lock.Lease, os.Signal, error) {
 // noLease is the lease of a job run without a lock.
 type noLease struct{}
 
-func (noLease) Unlock() error         { return nil }
-func (noLease) Lost() <-chan struct{} { return nil }
-func (noLease) Token() int64          { return 0 }
+func (noLease) Unlock() error             { return nil }
+func (noLease) Lost() <-chan struct{}     { return nil }
+func (noLease) Token() int64              { return 0 }
+func (noLease) Expiring() <-chan struct{} { return nil }
 
 // load reads the record. One that cannot be parsed was set aside by the
 // store: the job starts fresh.

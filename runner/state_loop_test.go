@@ -72,8 +72,9 @@ func (l memLease) Unlock() error {
 	l.m.held = false
 	return nil
 }
-func (memLease) Lost() <-chan struct{} { return nil }
-func (memLease) Token() int64          { return 0 }
+func (memLease) Lost() <-chan struct{}     { return nil }
+func (memLease) Token() int64              { return 0 }
+func (memLease) Expiring() <-chan struct{} { return nil }
 
 // runFor runs a loop until d has passed, then stops it with SIGTERM.
 func runFor(cfg Config, d time.Duration) Exit {
