@@ -45,7 +45,9 @@ func boolFlag(name, usage string, aliases ...string) *cli.BoolFlag {
 // Every value is read as a string and parsed here, so that a bad one, from a
 // flag or from the environment, gets the same one-line message.
 var runFlags = []cli.Flag{
-	stringFlag("name", "", "job `NAME` for logs, lock and state (default: command base name + hash of argv)"),
+	// --name reads no environment variable: EVERY_NAME is what every sets for
+	// its command, and an every inside a job must not take the outer job's name.
+	&cli.StringFlag{Name: "name", Usage: "job `NAME` for logs, lock and state (default: command base name + hash of argv)"},
 	stringFlag("jitter", "0", "delay each start by a random part of `D`; the grid does not move"),
 	stringFlag("delay", "0", "wait `D` before the first slot of a fresh start"),
 	stringFlag("retries", "0", "retry a failed run up to `N` more times"),
@@ -84,6 +86,17 @@ func flagArity(flags []cli.Flag) map[string]bool {
 	return m
 }
 
+// canonical maps every spelling of the run options to the flag's name.
+var canonical = func() map[string]string {
+	m := map[string]string{}
+	for _, f := range runFlags {
+		for _, n := range f.Names() {
+			m[n] = f.Names()[0]
+		}
+	}
+	return m
+}()
+
 // statusFlags are the options of every status.
 var statusFlags = []cli.Flag{
 	stringFlag("state-dir", "", "list the jobs of `DIR` (default: as for running)"),
@@ -93,7 +106,8 @@ var statusFlags = []cli.Flag{
 
 // invocation is argv split into its parts.
 type invocation struct {
-	opts     []string // option tokens, in their order, values included
+	opts     []string        // option tokens, in their order, values included
+	given    map[string]bool // the options given on the command line, by canonical name
 	schedule string
 	command  []string
 	help     bool     // --help or --version: no schedule needed
@@ -132,6 +146,10 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 		if err != nil {
 			return inv, err
 		}
+		if inv.given == nil {
+			inv.given = map[string]bool{}
+		}
+		inv.given[canonical[name]] = true
 		inv.opts = append(inv.opts, tokens...)
 		i += len(tokens) - 1
 		if name == "help" || name == "h" || name == "version" {
@@ -212,11 +230,41 @@ func stateDir(flag string) (string, error) {
 	return filepath.Join(home, ".local", "state", "every"), nil
 }
 
+// maxName is the longest job name, in bytes.
+const maxName = 128
+
 // jobName derives a job's name from its command: the base name of argv[0], a
-// dash, and 8 hex digits of the sha256 of the argv joined by NUL.
+// dash, and 8 hex digits of the sha256 of the argv joined by NUL. The base
+// is made a valid name: other characters become "_", leading ones that are
+// not a letter or digit are dropped ("job" if nothing is left), and it is
+// cut to fit maxName.
 func jobName(argv []string) string {
 	sum := sha256.Sum256([]byte(strings.Join(argv, "\x00")))
-	return sanitizeName(filepath.Base(argv[0])) + "-" + hex.EncodeToString(sum[:4])
+	base := strings.TrimLeftFunc(sanitizeName(filepath.Base(argv[0])), func(r rune) bool { return !isAlnum(r) })
+	if base == "" {
+		base = "job"
+	}
+	return base[:min(len(base), maxName-9)] + "-" + hex.EncodeToString(sum[:4])
+}
+
+// checkName checks a name given with --name: [A-Za-z0-9._-], starting with a
+// letter or digit, at most maxName bytes.
+func checkName(name string) error {
+	switch {
+	case name == "":
+		return usagef("bad --name \"\": give a name, or leave --name out for one derived from the command")
+	case !isAlnum(rune(name[0])):
+		return usagef("bad --name %q: must start with a letter or digit", name)
+	case strings.IndexFunc(name, func(r rune) bool { return !validNameRune(r) }) >= 0:
+		return usagef("bad --name %q: use only letters, digits, '.', '_' and '-'", name)
+	case len(name) > maxName:
+		return usagef("bad --name %q: longer than %d bytes", name, maxName)
+	}
+	return nil
+}
+
+func isAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
 }
 
 // sanitizeName keeps [A-Za-z0-9._-] and turns anything else into "_".
@@ -230,13 +278,23 @@ func sanitizeName(s string) string {
 }
 
 func validNameRune(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+	return isAlnum(r) || r == '.' || r == '_' || r == '-'
 }
 
 // options reads the parsed options and checks each one.
 type options struct {
-	c   *cli.Context
-	err error
+	c     *cli.Context
+	given map[string]bool // given on the command line, not from the environment
+	err   error
+}
+
+// label names where an option's value came from, for messages: the flag
+// ("--retries"), or the environment variable it was read from.
+func (o *options) label(name string) string {
+	if !o.given[name] && os.Getenv(envName(name)) != "" {
+		return envName(name)
+	}
+	return "--" + name
 }
 
 // get returns an option's value. An empty one, as from EVERY_RETRIES= in the
@@ -266,9 +324,9 @@ func (o *options) duration(name string) time.Duration {
 	}
 	d, err := runner.ParseDuration(o.get(name))
 	if err != nil {
-		o.err = usagef("bad --%s: %v; try 500ms, 30s, 1m30s or 1d", name, err)
+		o.err = usagef("bad %s: %v; try 500ms, 30s, 1m30s or 1d", o.label(name), err)
 	} else if d < 0 {
-		o.err = usagef("bad --%s %q: must not be negative", name, o.get(name))
+		o.err = usagef("bad %s %q: must not be negative", o.label(name), o.get(name))
 	}
 	return d
 }
@@ -280,9 +338,9 @@ func (o *options) count(name string) int {
 	s := o.get(name)
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		o.err = usagef("bad --%s %q: not a whole number", name, s)
+		o.err = usagef("bad %s %q: not a whole number", o.label(name), s)
 	} else if n < 0 {
-		o.err = usagef("bad --%s %q: must not be negative", name, s)
+		o.err = usagef("bad %s %q: must not be negative", o.label(name), s)
 	}
 	return n
 }
@@ -295,32 +353,56 @@ func (o *options) oneOf(name string, allowed ...string) string {
 		}
 	}
 	if o.err == nil {
-		o.err = usagef("bad --%s %q: use one of %s", name, s, strings.Join(allowed, ", "))
+		o.err = usagef("bad %s %q: use one of %s", o.label(name), s, strings.Join(allowed, ", "))
 	}
 	return s
 }
 
 func (o *options) signal(name string) syscall.Signal {
-	s := strings.ToUpper(o.get(name))
-	if n, err := strconv.Atoi(s); err == nil && n > 0 && n < 65 {
-		return syscall.Signal(n)
+	sig, ok := parseSignal(o.get(name))
+	if !ok && o.err == nil {
+		o.err = usagef("bad %s %q: not a signal; try TERM, INT, HUP, KILL or a number", o.label(name), o.get(name))
+	}
+	return sig
+}
+
+// parseSignal reads a signal by name, with or without "SIG", in any case, or
+// by number (1 to 64).
+func parseSignal(s string) (syscall.Signal, bool) {
+	s = strings.ToUpper(s)
+	if n, err := strconv.Atoi(s); err == nil {
+		return syscall.Signal(n), n > 0 && n < 65
 	}
 	if !strings.HasPrefix(s, "SIG") {
 		s = "SIG" + s
 	}
 	sig := unix.SignalNum(s)
-	if sig == 0 && o.err == nil {
-		o.err = usagef("bad --%s %q: not a signal; try TERM, INT, HUP, KILL or a number", name, o.get(name))
-	}
-	return sig
+	return sig, sig != 0
 }
 
-// config turns the parsed command line into a runner.Config.
-func config(c *cli.Context, inv invocation, stderr io.Writer) (runner.Config, error) {
-	o := &options{c: c}
+// settings is the command line, validated and typed: the loop's
+// configuration and where its lock and state live.
+type settings struct {
+	cfg runner.Config
+
+	store           string // --store URL; empty: files
+	lockTTL         time.Duration
+	stateDir        string // --state-dir as given; empty: the default
+	statePath       string // --state as given
+	lockPath        string // --lock as given
+	noState, noLock bool
+}
+
+// minLockTTL is the shortest --lock-ttl: renewals go every third of it.
+const minLockTTL = 100 * time.Millisecond
+
+// config turns the parsed command line into settings. Every value is
+// checked, whether or not it matters in this invocation.
+func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) {
+	o := &options{c: c, given: inv.given}
 	interval, err := runner.ParseInterval(inv.schedule)
 	if err != nil {
-		return runner.Config{}, usagef("bad schedule: %v; try 500ms, 30s, 1m30s, 2h or 1d", err)
+		return settings{}, usagef("bad schedule: %v; try 500ms, 30s, 1m30s, 2h or 1d", err)
 	}
 	cfg := runner.Config{
 		Command:     inv.command,
@@ -340,19 +422,54 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (runner.Config, er
 		CatchUpMax:  o.count("catch-up-max"),
 		LockWait:    o.duration("lock-wait"),
 	}
+	st := settings{
+		lockTTL:   o.duration("lock-ttl"),
+		store:     c.String("store"),
+		stateDir:  c.String("state-dir"),
+		statePath: c.String("state"),
+		lockPath:  c.String("lock"),
+		noState:   c.Bool("no-state"),
+		noLock:    c.Bool("no-lock"),
+	}
 	policy := o.oneOf("catch-up", "once", "none", "all")
 	cfg.CatchUp, _ = runner.ParseCatchUp(policy)
 	format := o.oneOf("log-format", "text", "json")
 	level := o.oneOf("log-level", "debug", "info", "warn", "error")
-	if o.err != nil {
-		return cfg, o.err
+	switch {
+	case o.err != nil:
+		return st, o.err
+	case cfg.Jitter >= interval:
+		return st, usagef("bad %s %q: must be shorter than the interval %s; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), inv.schedule)
+	case st.lockTTL < minLockTTL:
+		return st, usagef("bad %s %q: give a duration of at least 100ms, such as 30s", o.label("lock-ttl"), o.get("lock-ttl"))
+	case st.statePath != "" && st.statePath == st.lockPath:
+		return st, usagef("bad --state and --lock %q: they may not name the same file; give each its own", st.statePath)
 	}
 	cfg.Name = c.String("name")
-	if cfg.Name == "" {
+	if cfg.Name == "" && !inv.given["name"] {
 		cfg.Name = jobName(inv.command)
-	} else if strings.IndexFunc(cfg.Name, func(r rune) bool { return !validNameRune(r) }) >= 0 {
-		return cfg, usagef("bad --name %q: use only letters, digits, '.', '_' and '-'", cfg.Name)
+	} else if err := checkName(cfg.Name); err != nil {
+		return st, err
 	}
 	cfg.Logger = newLogger(stderr, format, level, c.Bool("quiet")).With("job", cfg.Name)
-	return cfg, nil
+	st.cfg = cfg
+	return st, nil
+}
+
+// identityVars are options that say which job this is. They are read as
+// options, but not passed on to the command: an every inside a job must not
+// take the outer job's lock or state.
+var identityVars = []string{"EVERY_STATE", "EVERY_LOCK", "EVERY_STATE_DIR", "EVERY_STORE"}
+
+// outputVars are what every sets for its command; inherited ones (of an
+// outer every) are dropped, so the command sees only this job's.
+var outputVars = []string{"EVERY_NAME", "EVERY_RUN", "EVERY_ATTEMPT", "EVERY_SLOT", "EVERY_LAST_SUCCESS", "EVERY_FENCING_TOKEN"}
+
+// childEnv is the environment the command inherits: every's own, less the
+// job-identity options and the outputs of an outer every.
+func childEnv(environ []string) []string {
+	return slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(identityVars, k) || slices.Contains(outputVars, k)
+	})
 }

@@ -129,20 +129,21 @@ func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
 
 // start validates the configuration, checks the command, and runs the loop.
 func start(c *cli.Context, inv invocation, stderr io.Writer) (int, os.Signal) {
-	cfg, err := config(c, inv, stderr)
+	st, err := config(c, inv, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "every: %v\n", err)
 		return exitUsage, nil
 	}
+	cfg := &st.cfg
 	if _, err := exec.LookPath(cfg.Command[0]); err != nil {
 		code := runner.StartErrorCode(err)
 		fmt.Fprintf(stderr, "every: cannot run %q: %v\n", cfg.Command[0], errors.Unwrap(err))
 		return code, nil
 	}
-	cfg.Env = os.Environ()
+	cfg.Env = childEnv(os.Environ())
 	cfg.Host, _ = os.Hostname()
 	cfg.PID = os.Getpid()
-	if err := jobFiles(c, &cfg); err != nil {
+	if err := jobFiles(st, cfg); err != nil {
 		fmt.Fprintf(stderr, "every: %v\n", err)
 		if errors.As(err, new(usageError)) {
 			return exitUsage, nil
@@ -154,7 +155,7 @@ func start(c *cli.Context, inv invocation, stderr io.Writer) (int, os.Signal) {
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	cfg.Signals = signals
 
-	end := runner.Loop(context.Background(), cfg)
+	end := runner.Loop(context.Background(), *cfg)
 	switch end.Reason {
 	case runner.Stopped:
 		return 0, end.Signal
@@ -169,38 +170,41 @@ func start(c *cli.Context, inv invocation, stderr io.Writer) (int, os.Signal) {
 	return exitInternal, nil
 }
 
-// jobFiles sets up the job's state and lock files, creating the state
-// directory 0700 if need be, and checks that they can be written: a failure
-// here is exit 73, before anything runs.
-func jobFiles(c *cli.Context, cfg *runner.Config) error {
-	if raw := c.String("store"); raw != "" {
-		return fleetStore(c, cfg, raw)
+// jobFiles sets up the job's state and lock, creating the state directory
+// 0700 if need be, and checks that they can be written: a failure here is
+// exit 73, before anything runs.
+func jobFiles(st settings, cfg *runner.Config) error {
+	if st.store != "" {
+		return fleetStore(st, cfg)
 	}
-	statePath, lockPath := c.String("state"), c.String("lock")
-	if c.Bool("no-state") {
-		statePath = ""
-	}
-	if c.Bool("no-lock") {
-		lockPath = ""
-	}
-	if (statePath == "" && !c.Bool("no-state")) || (lockPath == "" && !c.Bool("no-lock")) {
-		dir, err := stateDir(c.String("state-dir"))
+	statePath, lockPath := st.statePath, st.lockPath
+	if (statePath == "" && !st.noState) || (lockPath == "" && !st.noLock) {
+		dir, err := stateDir(st.stateDir)
 		if err != nil {
 			return err
 		}
-		if statePath == "" && !c.Bool("no-state") {
+		if statePath == "" {
 			statePath = filepath.Join(dir, cfg.Name+".json")
 		}
-		if lockPath == "" && !c.Bool("no-lock") {
+		if lockPath == "" {
 			lockPath = filepath.Join(dir, cfg.Name+".lock")
 		}
 	}
+	if st.noState {
+		statePath = ""
+	}
+	if st.noLock {
+		lockPath = ""
+	}
+	if statePath != "" && lockPath != "" && sameFile(statePath, lockPath) {
+		return usagef("bad --state %q and --lock %q: they name the same file; give each its own", statePath, lockPath)
+	}
 	if statePath != "" {
-		st := state.File{Path: statePath}
-		if err := st.CheckWritable(); err != nil {
+		sf := state.File{Path: statePath}
+		if err := sf.CheckWritable(); err != nil {
 			return fmt.Errorf("cannot write state file %q: %w; fix the directory's permissions, or choose --state-dir, --state or --no-state", statePath, unwrapPath(err))
 		}
-		cfg.Store = st
+		cfg.Store = sf
 	}
 	if lockPath != "" {
 		if err := lock.Check(lockPath); err != nil {
@@ -211,15 +215,25 @@ func jobFiles(c *cli.Context, cfg *runner.Config) error {
 	return nil
 }
 
+// sameFile reports whether two paths name one file: the same path once
+// made absolute, or, where both exist, the same inode.
+func sameFile(a, b string) bool {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && absA == absB {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
 // fleetStore puts the job's lock and state in Redis. A malformed URL is a
 // usage error; credentials or TLS that the server refuses are fatal at
 // start-up (73); a server that does not answer yet is not: its slots are
 // skipped until it does.
-func fleetStore(c *cli.Context, cfg *runner.Config, raw string) error {
-	ttl, err := runner.ParseDuration(c.String("lock-ttl"))
-	if err != nil || ttl < 100*time.Millisecond {
-		return usagef("bad --lock-ttl %q: give a duration of at least 100ms, such as 30s", c.String("lock-ttl"))
-	}
+func fleetStore(st settings, cfg *runner.Config) error {
+	raw := st.store
 	f, err := openFleet(raw)
 	if err != nil {
 		return err
@@ -231,11 +245,11 @@ func fleetStore(c *cli.Context, cfg *runner.Config, raw string) error {
 	if transient != nil {
 		cfg.Logger.Warn("store unreachable at start; slots are skipped until it answers", "event", "state_error", "error", noPassword(transient.Error(), raw))
 	}
-	if !c.Bool("no-state") {
+	if !st.noState {
 		cfg.Store = state.Redis{Client: f.client, Key: f.stateKey(cfg.Name), Server: f.server}
 	}
-	if !c.Bool("no-lock") {
-		cfg.Lock = lock.Redis{Client: f.client, Key: f.lockKey(cfg.Name), TTL: ttl, Host: cfg.Host, Where: f.server}
+	if !st.noLock {
+		cfg.Lock = lock.Redis{Client: f.client, Key: f.lockKey(cfg.Name), TTL: st.lockTTL, Host: cfg.Host, Where: f.server}
 	}
 	return nil
 }

@@ -95,7 +95,6 @@ func TestSplit(t *testing.T) {
 		},
 		{name: "status: a run option", args: []string{"status", "--retries", "1"}, wantErr: "unknown option --retries; see every status --help"},
 		{name: "unknown option", args: []string{"1s", "--retry", "3", "--", "true"}, wantErr: "unknown option --retry"},
-		{name: "missing value", args: []string{"1s", "--", "true", "x"}, want: invocation{schedule: "1s", command: []string{"true", "x"}}},
 		{name: "value missing at the end", args: []string{"--retries"}, wantErr: "option --retries needs a value"},
 		{name: "missing schedule", args: []string{"--retries", "1"}, wantErr: "missing schedule"},
 		{name: "missing command", args: []string{"1s", "--retries", "1"}, wantErr: `missing command after schedule "1s"`},
@@ -113,10 +112,25 @@ func TestSplit(t *testing.T) {
 			if err != nil {
 				t.Fatalf("split(%q): %v", tt.args, err)
 			}
+			got.given = nil // TestSplitGiven
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("split(%q) = %+v, want %+v", tt.args, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSplitGiven checks which options split records as given on the command
+// line, by their canonical names: messages name the flag for those and the
+// environment variable for the others.
+func TestSplitGiven(t *testing.T) {
+	got, err := split([]string{"-q", "--retries=2", "1s", "--name", "-x", "--", "true", "--timeout", "1s"}, flagArity(runFlags))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"quiet": true, "retries": true, "name": true}
+	if !reflect.DeepEqual(got.given, want) {
+		t.Fatalf("given = %v, want %v", got.given, want)
 	}
 }
 
@@ -129,7 +143,25 @@ func TestJobName(t *testing.T) {
 		{[]string{"./sync-ledger.sh", "--full"}, "sync-ledger.sh-69eaee19"},
 		{[]string{"/usr/bin/date"}, "date-45cd0e43"},
 		{[]string{"my job!"}, "my_job_-3f856358"},
+		// printf ./.hidden | sha256sum
+		{[]string{"./.hidden"}, "hidden-454ba35e"}, // a name starts with a letter or digit
+		{[]string{"/usr/bin/..."}, "job-28ea8a67"}, // nothing left: "job"
 	}
+	for _, tt := range tests {
+		if got := jobName(tt.argv); got != tt.want {
+			t.Errorf("jobName(%q) = %q, want %q", tt.argv, got, tt.want)
+		}
+		if err := checkName(jobName(tt.argv)); err != nil {
+			t.Errorf("jobName(%q) is not a valid name: %v", tt.argv, err)
+		}
+	}
+	if long := jobName([]string{strings.Repeat("x", 300)}); len(long) != maxName {
+		t.Errorf("a 300-byte command makes a %d-byte name, want %d", len(long), maxName)
+	}
+	tests = []struct {
+		argv []string
+		want string
+	}{}
 	for _, tt := range tests {
 		if got := jobName(tt.argv); got != tt.want {
 			t.Errorf("jobName(%q) = %q, want %q", tt.argv, got, tt.want)

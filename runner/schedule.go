@@ -2,37 +2,62 @@ package runner
 
 import (
 	"fmt"
+	"math"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 )
 
-// dayTerm matches a number of days inside a duration, such as the "1.5d" of "1.5d6h".
-// No Go duration unit contains a "d", so the match cannot eat part of another unit.
-var dayTerm = regexp.MustCompile(`([0-9]*\.?[0-9]+)d`)
+// durationTerm is one term of a duration: a decimal number and its unit.
+var durationTerm = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h|d)`)
 
 // ParseDuration parses Go duration syntax extended with "d" for 24 hours:
-// "500ms", "90s", "1m30s", "2h", "1d", "1d12h". Negative values parse; callers
-// decide whether they are allowed.
+// "500ms", "90s", "1m30s", "2h", "1d", "1d12h". It is strict: the whole
+// string must be terms of a number and a unit ("1.5.5d" is an error, not
+// 1h7m55s), with one optional sign in front; "0" alone is zero. Negative
+// values parse; callers decide whether they are allowed.
 func ParseDuration(s string) (time.Duration, error) {
-	var convErr error
-	expanded := dayTerm.ReplaceAllStringFunc(s, func(term string) string {
-		days, err := strconv.ParseFloat(strings.TrimSuffix(term, "d"), 64)
-		if err != nil {
-			convErr = err
-			return term
+	bad := fmt.Errorf("%q is not a duration", s)
+	rest, neg := s, false
+	if rest != "" && (rest[0] == '-' || rest[0] == '+') {
+		neg, rest = rest[0] == '-', rest[1:]
+	}
+	if rest == "0" {
+		return 0, nil
+	}
+	if rest == "" {
+		return 0, bad
+	}
+	var total time.Duration
+	for rest != "" {
+		term := durationTerm.FindString(rest)
+		if term == "" {
+			return 0, bad
 		}
-		return strconv.FormatFloat(days*24, 'f', -1, 64) + "h"
-	})
-	if convErr != nil {
-		return 0, fmt.Errorf("%q is not a duration", s)
+		rest = rest[len(term):]
+		d, err := parseTerm(term)
+		if err != nil || total > math.MaxInt64-d {
+			return 0, bad
+		}
+		total += d
 	}
-	d, err := time.ParseDuration(expanded)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration", s)
+	if neg {
+		total = -total
 	}
-	return d, nil
+	return total, nil
+}
+
+// parseTerm parses one number and unit; a day is 24 exact hours.
+func parseTerm(term string) (time.Duration, error) {
+	num, isDays := strings.CutSuffix(term, "d")
+	if !isDays {
+		return time.ParseDuration(term)
+	}
+	h, err := time.ParseDuration(num + "h")
+	if err != nil || h > math.MaxInt64/24 {
+		return 0, fmt.Errorf("%q: out of range", term)
+	}
+	return h * 24, nil
 }
 
 // ParseInterval parses a schedule interval: a duration of at least one millisecond.

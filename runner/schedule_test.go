@@ -28,6 +28,24 @@ func TestParseDuration(t *testing.T) {
 		{"d", 0, true},
 		{"1x", 0, true},
 		{"1dd", 0, true},
+		{"1.5.5d", 0, true}, // not 1h7m55s
+		{"1.5.5h", 0, true},
+		{"5.d", 120 * time.Hour, false},
+		{".5d", 12 * time.Hour, false},
+		{"1.1d", 26*time.Hour + 24*time.Minute, false}, // exact, no float error
+		{"+2m", 2 * time.Minute, false},
+		{"--1s", 0, true},
+		{"1s-1s", 0, true},
+		{"1d 1h", 0, true},
+		{" 1s", 0, true},
+		{"1e3s", 0, true},
+		{"106752d", 0, true},    // past the largest duration
+		{"106751d24h", 0, true}, // ditto, by addition
+		{"106751d", 106751 * 24 * time.Hour, false},
+		{"106750d", 106750 * 24 * time.Hour, false},
+		{"9223372036854775807ns", 1<<63 - 1, false},
+		{"9223372036854775808ns", 0, true},
+		{"1µs", time.Microsecond, false},
 	}
 	for _, tt := range tests {
 		got, err := ParseDuration(tt.in)
