@@ -1,0 +1,145 @@
+package runner
+
+// This file owns one run of the command: its attempts, the retries and
+// backoff waits between them, and what every passes on to a running attempt
+// (signals, the lease's loss).
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/everycli/every/lock"
+)
+
+// attempts runs the attempts of one run, with their retries and backoff waits.
+func (l *loop) attempts(ctx context.Context, slot time.Time, lease lock.Lease) (res Result, attempts int, stop os.Signal) {
+	for attempts = 1; ; attempts++ {
+		res, stop = l.attempt(ctx, slot, attempts, lease)
+		// Without the lock there is no retry: another holder may run now.
+		if res.Outcome == Success || res.Outcome == LostLock || stop != nil || attempts > l.cfg.Retries {
+			return res, attempts, stop
+		}
+		wait := WithJitter(Backoff(l.cfg.Backoff, l.cfg.BackoffMax, attempts), l.cfg.Rand())
+		l.log.Warn("attempt failed, retrying", "event", "retry", "attempt", attempts, "wait_ms", wait.Milliseconds(), "error", describe(res))
+		if stop = l.sleep(ctx, wait); stop != nil {
+			return res, attempts, stop
+		}
+	}
+}
+
+// describe says in a few words why an attempt failed.
+func describe(r Result) string {
+	switch {
+	case r.Err != nil:
+		return r.Err.Error()
+	case r.Signal != 0:
+		return string(r.Outcome) + ": killed by " + SignalName(r.Signal)
+	default:
+		return string(r.Outcome) + ": exit status " + strconv.Itoa(r.ExitCode)
+	}
+}
+
+// sleep waits d, or less if a stop signal comes, which it returns.
+func (l *loop) sleep(ctx context.Context, d time.Duration) os.Signal {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case <-timer.C:
+			return nil
+		case <-ctx.Done():
+			return nil
+		case sig := <-l.cfg.Signals:
+			if isStop(sig) {
+				l.logStop(sig, false)
+				return sig
+			}
+		}
+	}
+}
+
+// attempt runs attempt k of slot and passes every's signals on to it while it
+// runs. A stop signal is returned once the attempt has ended.
+func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Lease) (Result, os.Signal) {
+	// The attempt's context ends on its timeout or when the lock is lost, not
+	// when ctx does: a stop is passed on as a signal.
+	actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	if l.cfg.Timeout > 0 {
+		var cancelTimeout context.CancelFunc
+		actx, cancelTimeout = context.WithTimeout(actx, l.cfg.Timeout)
+		defer cancelTimeout()
+	}
+	forward := make(chan os.Signal, 8)
+	a := Attempt{
+		Argv:      l.cfg.Command,
+		Env:       l.env(slot, k, lease.Token()),
+		Stdin:     l.cfg.Stdin,
+		Signal:    l.cfg.Signal,
+		KillAfter: l.cfg.KillAfter,
+		Signals:   forward,
+		Kill:      lease.Expiring(),
+		Logger:    l.log,
+	}
+	late := time.Since(slot)
+	l.log.Info("run started", "event", "start", "slot", slot.Round(0).UTC(), "attempt", k, "late_ms", float64(late.Microseconds())/1000)
+
+	done := make(chan Result, 1)
+	go func() { done <- l.cfg.Exec(actx, a) }()
+	var stop os.Signal
+	pass := func(sig os.Signal) {
+		select {
+		case forward <- sig:
+		default: // the attempt is not keeping up; it has enough to act on
+		}
+	}
+	ctxDone, lost := ctx.Done(), lease.Lost()
+	for {
+		select {
+		case r := <-done:
+			return r, stop
+		case <-lost:
+			lost = nil
+			l.log.Error("lock lost during the run", "event", "lock_error")
+			cancel(ErrLostLock)
+		case <-ctxDone:
+			ctxDone = nil
+			stop = syscall.SIGTERM
+			pass(syscall.SIGTERM)
+		case sig := <-l.cfg.Signals:
+			switch {
+			case isStop(sig):
+				if stop == nil {
+					stop = sig
+					l.logStop(sig, true)
+				}
+				pass(sig)
+			case sig == syscall.SIGHUP || sig == syscall.SIGUSR2:
+				pass(sig)
+			}
+			// SIGUSR1 asks for a run, and one is running.
+		}
+	}
+}
+
+// env is the child's environment: every's own plus the EVERY_* variables.
+func (l *loop) env(slot time.Time, attempt int, token int64) []string {
+	last := ""
+	if !l.rec.LastSuccess.IsZero() {
+		last = l.rec.LastSuccess.UTC().Format(time.RFC3339Nano)
+	}
+	env := append(l.cfg.Env[:len(l.cfg.Env):len(l.cfg.Env)],
+		"EVERY_NAME="+l.cfg.Name,
+		"EVERY_RUN="+strconv.Itoa(l.rec.Runs),
+		"EVERY_ATTEMPT="+strconv.Itoa(attempt),
+		"EVERY_SLOT="+slot.Round(0).UTC().Format(time.RFC3339Nano),
+		"EVERY_LAST_SUCCESS="+last,
+	)
+	if token != 0 {
+		env = append(env, "EVERY_FENCING_TOKEN="+strconv.FormatInt(token, 10))
+	}
+	return env
+}

@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// This file owns the logging of repeated errors: a store that is down, a
+// state that cannot be written or read, a lock that stays busy, a command
+// that keeps failing. At 10ms slots a line per slot would drown the log, so
+// each is logged when it starts, summarised with a count at most once every
+// summaryEvery, and logged once more when it ends.
+
+// summaryEvery is how often a repeated error is summarised.
+const summaryEvery = time.Minute
+
+// outage is one kind of error while it repeats.
+type outage struct {
+	key      string    // what makes two errors the same one
+	n        int       // occurrences since it started
+	shown    int       // occurrences logged or summarised so far
+	lines    int       // lines logged for it
+	since    time.Time // when it started
+	lastLine time.Time // when it was last logged or summarised
+}
+
+// note counts n occurrences at now (n skipped slots, say). It returns how
+// many occurrences a line logged now stands for, and whether one is due: at
+// the first occurrence, and then as a summary once summaryEvery has passed.
+// An error with another key starts over.
+func (o *outage) note(now time.Time, key string, n int) (count int, due bool) {
+	if o.n > 0 && key != o.key {
+		*o = outage{}
+	}
+	first := o.n == 0
+	o.n += n
+	if first {
+		o.key, o.since = key, now
+	} else if now.Sub(o.lastLine) < summaryEvery {
+		return n, false
+	}
+	count = o.n - o.shown
+	o.shown, o.lastLine = o.n, now
+	o.lines++
+	return count, true
+}
+
+// end ends the outage. It returns the occurrences in all and those no line
+// has counted yet; ok is false when there was no outage, or when its one
+// line told all of it.
+func (o *outage) end() (total, unshown int, since time.Time, ok bool) {
+	if o.n == 0 {
+		return 0, 0, time.Time{}, false
+	}
+	if o.lines == 1 && o.shown == o.n {
+		*o = outage{}
+		return 0, 0, time.Time{}, false
+	}
+	total, unshown, since = o.n, o.n-o.shown, o.since
+	*o = outage{}
+	return total, unshown, since, true
+}
+
+// outages are the repeated errors a loop keeps track of.
+type outages struct {
+	store, lockErr, stateRead, stateWrite, locked, overrun, failing outage
+}
+
+// repeated logs n occurrences of a repeated error: at level when it starts,
+// as a summary with the count since the last line once one is due (at warn
+// at most), at debug otherwise. attrs must not hold "count".
+func (l *loop) repeated(o *outage, key string, n int, level slog.Level, msg string, attrs ...any) {
+	first := o.n == 0 || o.key != key
+	count, due := o.note(time.Now(), key, n)
+	switch {
+	case !due:
+		l.log.Debug(msg, append(attrs, "count", n)...)
+		return
+	case !first:
+		level = min(level, slog.LevelWarn)
+		attrs = append(attrs, "since", o.since.Round(0).UTC(), "repeated", true)
+	}
+	l.log.Log(context.Background(), level, msg, append(attrs, "count", count)...)
+}
+
+// ended logs the end of a repeated error, with the count of occurrences no
+// line has counted yet and the total. One whose single line told all ends
+// silently, unless always says otherwise.
+func (l *loop) ended(o *outage, always bool, msg string, attrs ...any) {
+	n, since := o.n, o.since
+	total, unshown, _, ok := o.end()
+	if !ok && (n == 0 || !always) {
+		return
+	}
+	if !ok {
+		total, unshown = n, 0
+	}
+	l.log.Info(msg, append(attrs, "count", unshown, "total", total, "since", since.Round(0).UTC(), "ended", true)...)
+}

@@ -1,0 +1,239 @@
+package runner
+
+// This file owns one slot: the lock, the record read again under it (the
+// grid of another instance, a slot it already ran, a run cut short), the
+// record of the run's start and end, and the skips.
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/everycli/every/lock"
+)
+
+// outcome is what became of one slot.
+type outcome struct {
+	ran bool // the command ran
+	// unavailable says the slot was skipped because the lock was busy, or the
+	// store or the state could not be reached.
+	unavailable bool
+	res         Result    // the run's result, if it ran
+	next        time.Time // the slot to wait for next
+	stop        os.Signal // a stop signal that came meanwhile
+}
+
+// runSlot runs one slot, under the lock: it reads the record again, adopts the
+// grid it finds there, skips a slot another instance already ran, and writes
+// the record when the run starts and when it ends. due is the slot that was
+// due next; manual runs (SIGUSR1) do not move it. catchingUp says more
+// catch-up runs follow at once, so no slot is being overrun.
+func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchingUp bool) (out outcome) {
+	out.next = due
+	if !manual {
+		out.next = slot.Add(l.cfg.Interval)
+	}
+	lease, stop, err := l.lock(ctx)
+	if stop == nil && err != nil {
+		out.unavailable = true
+		out.next = l.notPast(out.next)
+		stop = l.lockFailed(ctx, err)
+	}
+	if out.stop = stop; stop != nil || err != nil {
+		return out
+	}
+	l.ended(&l.outages.store, true, "store reachable again", "event", "skip", "reason", "store")
+	l.ended(&l.outages.lockErr, true, "lock taken again", "event", "lock_error")
+	l.ended(&l.outages.locked, false, "lock free again", "event", "skip", "reason", "locked")
+	defer func() {
+		if stop := l.unlock(lease, out.stop != nil); out.stop == nil {
+			out.stop = stop
+		}
+	}()
+
+	now := time.Now()
+	if l.cfg.Store != nil {
+		var skip bool
+		if slot, skip = l.reconcile(ctx, slot, manual, now, &out); skip {
+			return out
+		}
+	}
+	booked := slot
+	if manual {
+		booked = l.grid.Floor(now)
+	}
+	l.rec = markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule,
+		Anchor: l.grid.Anchor, Slot: booked, At: now, Host: l.cfg.Host, PID: l.cfg.PID})
+	// The start is written while the command starts, off the path from slot
+	// to exec; the write does not listen for signals, the attempt does. A
+	// crash before it lands leaves the record of the run before: this slot
+	// then looks missed, as a cut-short run's does.
+	startRec, started := l.rec, make(chan struct{})
+	var startErr error
+	if l.cfg.Store != nil {
+		go func() {
+			defer close(started)
+			startErr = l.cfg.Store.Save(context.WithoutCancel(ctx), &startRec)
+		}()
+	} else {
+		close(started)
+	}
+
+	res, attempts, stop := l.attempts(ctx, slot, lease)
+	end := time.Now()
+	l.ran++
+	out.ran, out.res, out.stop = true, res, stop
+	// The end must replace the start, never the other way round: if the start
+	// cannot be waited for (a stop, a server that does not answer), the end
+	// is not written, and the record shows the run as cut short.
+	stop, startDone := l.await(started, out.stop != nil)
+	if out.stop == nil {
+		out.stop = stop
+	}
+	if startDone && l.cfg.Store != nil {
+		l.saved(startErr)
+	}
+	out.next = l.overran(out.next, end, catchingUp)
+	l.rec = markEnd(l.rec, res, attempts, end)
+	if res.Outcome == Success {
+		l.failures = 0
+	} else {
+		l.failures++
+	}
+	if startDone {
+		if stop := l.save(ctx, l.rec, out.stop != nil); out.stop == nil {
+			out.stop = stop
+		}
+	}
+	l.logFinish(res, attempts, end.Sub(now))
+	return out
+}
+
+// lockFailed logs why the lock could not be taken. The holder of a busy file
+// lock is looked up in the record; a stop signal that comes meanwhile is
+// returned.
+func (l *loop) lockFailed(ctx context.Context, err error) os.Signal {
+	var busy *lock.BusyError
+	switch {
+	case errors.As(err, &busy):
+		h := busy.Holder
+		if h == (lock.Holder{}) && l.cfg.Store != nil {
+			rec, stop, _ := l.load(ctx)
+			if stop != nil {
+				return stop
+			}
+			if rec != nil && rec.Running {
+				h = lock.Holder{PID: rec.PID, Host: rec.Host}
+			}
+		}
+		l.repeated(&l.outages.locked, "busy", 1, slog.LevelInfo, "lock busy, skipping the slot", "event", "skip", "reason", "locked",
+			"holder_pid", h.PID, "holder_host", h.Host)
+	case errors.Is(err, lock.ErrStore):
+		l.repeated(&l.outages.store, "store", 1, slog.LevelError, "store unreachable, skipping the slot", "event", "skip", "reason", "store", "error", err.Error())
+	default:
+		l.repeated(&l.outages.lockErr, "lock", 1, slog.LevelError, "cannot take the lock, skipping the slot", "event", "lock_error", "error", err.Error())
+	}
+	return nil
+}
+
+// reconcile reads the record again, under the lock, and joins what it says:
+// the grid of another instance, a slot already run, a run cut short. It
+// returns the slot to run, or skip when this slot is not to be run: already
+// run, or the record cannot be read (it is then never replaced by a fresh one).
+func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now time.Time, out *outcome) (time.Time, bool) {
+	rec, stop, err := l.load(ctx)
+	switch {
+	case stop != nil:
+		out.stop = stop
+		return slot, true
+	case err != nil:
+		out.unavailable = true
+		out.next = l.notPast(out.next)
+		l.repeated(&l.outages.stateRead, "read", 1, slog.LevelError, "cannot read state, skipping the slot", "event", "skip", "reason", "state",
+			"state", l.cfg.Store.Where(), "error", err.Error())
+		return slot, true
+	}
+	l.ended(&l.outages.stateRead, true, "state readable again", "event", "skip", "reason", "state")
+	if rec == nil {
+		return slot, false
+	}
+	if l.unsaved && rec.Runs < l.rec.Runs {
+		// This instance's own record is newer: the write that would have
+		// stored it failed. It goes on counting from its own.
+		own := l.rec
+		rec = &own
+	}
+	interrupted := rec.Running && !l.holderAlive(rec, l.cfg.Lock != nil)
+	if rec.Schedule == l.cfg.Schedule {
+		if !rec.Anchor.Equal(l.grid.Anchor.Round(0)) {
+			// Another instance runs this job on its own grid: join it.
+			l.setGrid(rec.Anchor)
+			if !manual {
+				slot = l.grid.Floor(now)
+				out.next = slot.Add(l.cfg.Interval)
+			}
+		}
+		if !manual && Done(rec, interrupted, slot.Round(0), now.Round(0), l.cfg.Interval) {
+			l.log.Debug("slot already run", "event", "skip", "reason", "done", "count", 1, "slot", slot.Round(0).UTC())
+			l.rec = *rec
+			out.next = l.notPast(out.next)
+			return slot, true
+		}
+	}
+	l.rec = *rec
+	if interrupted {
+		// Its end was never written: it counts as interrupted.
+		l.rec = markInterrupted(l.rec)
+	}
+	return slot, false
+}
+
+// overran returns the slot to wait for after a run that ended at end: next,
+// or, if the run went past it, the first slot after end, the ones between
+// skipped and logged. Catch-up runs that follow one another overrun nothing.
+func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
+	if catchingUp || !next.Before(end) {
+		l.ended(&l.outages.overrun, false, "runs fit their slots again", "event", "skip", "reason", "overrun")
+		return next
+	}
+	after := l.grid.After(end)
+	skipped := l.grid.Between(next, after)
+	l.rec.Skipped += int(skipped)
+	l.repeated(&l.outages.overrun, "overrun", int(skipped), slog.LevelWarn, "run overran its slots", "event", "skip", "reason", "overrun",
+		"next", after.Round(0).UTC())
+	return after
+}
+
+// logFinish logs the end of a run. A failure like the one before is logged
+// at debug, and summarised, so that a job failing at every 10ms slot does not
+// flood the log; the success that ends a series of failures says how many.
+func (l *loop) logFinish(res Result, attempts int, d time.Duration) {
+	attrs := []any{"event", "finish", "result", string(res.Outcome), "exit_code", res.ExitCode,
+		"duration_ms", d.Milliseconds(), "attempts", attempts}
+	if res.Signal != 0 {
+		attrs = append(attrs, "signal", SignalName(res.Signal))
+	}
+	if res.Err != nil {
+		attrs = append(attrs, "error", res.Err.Error())
+	}
+	if res.Outcome != Success {
+		key := string(res.Outcome) + " " + describe(res)
+		l.repeated(&l.outages.failing, key, 1, slog.LevelWarn, "run finished", attrs...)
+		return
+	}
+	if total, _, _, ok := l.outages.failing.end(); ok {
+		attrs = append(attrs, "after_failures", total)
+	}
+	l.log.Info("run finished", attrs...)
+}
+
+// notPast returns next, or the first slot after now if next has passed: a
+// skipped slot never makes the loop run late.
+func (l *loop) notPast(next time.Time) time.Time {
+	if now := time.Now(); next.Before(now) {
+		return l.grid.After(now)
+	}
+	return next
+}

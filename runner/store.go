@@ -1,0 +1,186 @@
+package runner
+
+// This file owns the loop's calls to its lock and its state store. Each runs
+// in a goroutine of its own while the loop keeps listening for a stop
+// signal: a dead or black-holed server must never hold up a stop by more than
+// stopGrace. A call that a stop abandons ends in the background, bounded by
+// its own timeouts.
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/everycli/every/lock"
+	"github.com/everycli/every/state"
+)
+
+// stopGrace is how long a stopping loop still waits for a write of the state
+// or the release of the lock: enough for a local file, short enough that a
+// stop takes well under 100ms whatever the server does. (A lock left
+// behind is released by the kernel when every exits, or expires in Redis.)
+const stopGrace = 40 * time.Millisecond
+
+// storeCall runs fn in a goroutine of its own and waits for it, as await
+// does; fn's context is cancelled when the wait ends early.
+func (l *loop) storeCall(ctx context.Context, stopping bool, fn func(context.Context)) (stop os.Signal, done bool) {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		fn(cctx)
+	}()
+	return l.await(finished, stopping)
+}
+
+// await waits until finished is closed. If a stop signal comes meanwhile, it
+// is returned at once, with done false: the call behind finished then ends
+// on its own, and whatever it sets must not be read. With stopping, a stop
+// came before: the call gets stopGrace, then is left behind.
+func (l *loop) await(finished <-chan struct{}, stopping bool) (stop os.Signal, done bool) {
+	var grace <-chan time.Time
+	signals := l.cfg.Signals
+	if stopping {
+		timer := time.NewTimer(stopGrace)
+		defer timer.Stop()
+		grace, signals = timer.C, nil
+	}
+	for {
+		select {
+		case <-finished:
+			return nil, true
+		case <-grace:
+			return nil, false
+		case sig := <-signals:
+			if isStop(sig) {
+				l.logStop(sig, false)
+				return sig, false
+			}
+			// SIGUSR1 asks for a run, and one is under way; there is no
+			// child for SIGHUP or SIGUSR2.
+		}
+	}
+}
+
+// lock takes the job's lock. A stop signal while it waits, for a busy lock or
+// a slow store, ends the wait at once; a lease that comes after it is
+// released.
+func (l *loop) lock(ctx context.Context) (lock.Lease, os.Signal, error) {
+	if l.cfg.Lock == nil {
+		return noLease{}, nil, nil
+	}
+	var (
+		lease lock.Lease
+		err   error
+	)
+	stop, _ := l.storeCall(ctx, false, func(ctx context.Context) {
+		lease, err = l.cfg.Lock.Lock(ctx, l.cfg.LockWait)
+		if lease != nil && ctx.Err() != nil {
+			_ = lease.Unlock() // taken too late: the loop has stopped
+			lease, err = nil, ctx.Err()
+		}
+	})
+	if stop != nil {
+		return nil, stop, nil
+	}
+	return lease, nil, err
+}
+
+// unlock releases the lease; a stopping loop gives it stopGrace. A stop
+// signal that comes meanwhile is returned.
+func (l *loop) unlock(lease lock.Lease, stopping bool) os.Signal {
+	var err error
+	stop, done := l.storeCall(context.Background(), stopping, func(context.Context) { err = lease.Unlock() })
+	if done && err != nil {
+		l.log.Error("cannot release the lock", "event", "lock_error", "error", err.Error())
+	}
+	return stop
+}
+
+// noLease is the lease of a job run without a lock.
+type noLease struct{}
+
+func (noLease) Unlock() error             { return nil }
+func (noLease) Lost() <-chan struct{}     { return nil }
+func (noLease) Token() int64              { return 0 }
+func (noLease) Expiring() <-chan struct{} { return nil }
+
+// load reads the record. One that cannot be parsed was set aside by the
+// store: it is logged, and the job starts fresh (nil, nil). Any other error
+// (I/O, permission, a store that does not answer) is returned: the record
+// is unknown, and must not be replaced by a fresh one.
+func (l *loop) load(ctx context.Context) (*state.Record, os.Signal, error) {
+	var (
+		rec *state.Record
+		err error
+	)
+	if stop, _ := l.storeCall(ctx, false, func(ctx context.Context) { rec, err = l.cfg.Store.Load(ctx) }); stop != nil {
+		return nil, stop, nil
+	}
+	var corrupt *state.CorruptError
+	if errors.As(err, &corrupt) {
+		l.log.Warn("state cannot be parsed, starting fresh", "event", "state_error", "state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Err.Error())
+		return nil, nil, nil
+	}
+	return rec, nil, err
+}
+
+// save writes the record, a copy of it: the loop goes on changing its own.
+// A failure (a full disk) is logged, summarised when it repeats; the record
+// stays in memory, preferred to the older one in the store, and the next
+// write tries again. stopping gives the write stopGrace; a stop signal that
+// comes during the write is returned.
+func (l *loop) save(ctx context.Context, rec state.Record, stopping bool) os.Signal {
+	if l.cfg.Store == nil {
+		return nil
+	}
+	var err error
+	stop, done := l.storeCall(ctx, stopping, func(ctx context.Context) { err = l.cfg.Store.Save(ctx, &rec) })
+	if !done {
+		err = errAbandoned
+	}
+	l.saved(err)
+	return stop
+}
+
+// errAbandoned is the error of a write a stopping loop could not wait for.
+var errAbandoned = errors.New("write abandoned: every is stopping")
+
+// saved takes note of a write's result.
+func (l *loop) saved(err error) {
+	if err != nil {
+		l.unsaved = true
+		l.repeated(&l.outages.stateWrite, "write", 1, slog.LevelError, "cannot write state, will try again at the next run",
+			"event", "state_error", "state", l.cfg.Store.Where(), "error", err.Error())
+		return
+	}
+	l.unsaved = false
+	l.ended(&l.outages.stateWrite, false, "state written again", "event", "state_error", "state", l.cfg.Store.Where())
+}
+
+// holderAlive reports whether the run a record shows as running may still be
+// going on. Under the lock nobody else can be running, so a record left
+// running: true was cut short. Otherwise only a process of this host can be
+// checked; another host's is taken to be alive.
+func (l *loop) holderAlive(rec *state.Record, underLock bool) bool {
+	switch {
+	case underLock || rec.PID == l.cfg.PID && rec.Host == l.cfg.Host:
+		return false
+	case rec.Host != l.cfg.Host:
+		return true
+	}
+	return processAlive(rec.PID)
+}
+
+// processAlive reports whether a process with this pid exists on this host.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false // kill(0) and kill(-n) would ask about process groups
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
