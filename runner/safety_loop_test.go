@@ -325,4 +325,3 @@ func TestLoopBusyLockNamesHolderFromRecord(t *testing.T) {
 		}
 	})
 }
-
