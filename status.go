@@ -15,7 +15,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/everycli/every/lock"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/state"
 )
@@ -94,7 +93,7 @@ func listJobs(c *cli.Context, names []string, stdout, stderr io.Writer) int {
 	now := time.Now()
 	jobs := make([]jobStatus, 0, len(records))
 	for _, rec := range records {
-		j := describeJob(rec, dir, host, now)
+		j := describeJob(rec, host, now)
 		if j.LastResult != "" && j.LastResult != string(runner.Success) {
 			code = 1
 		}
@@ -179,7 +178,7 @@ func fleetRecords(f *fleet, names []string, stderr io.Writer) ([]*state.Record, 
 	return records, code, nil
 }
 
-func describeJob(rec *state.Record, dir, host string, now time.Time) jobStatus {
+func describeJob(rec *state.Record, host string, now time.Time) jobStatus {
 	j := jobStatus{
 		Name:                rec.Name,
 		Schedule:            rec.Schedule,
@@ -204,9 +203,6 @@ func describeJob(rec *state.Record, dir, host string, now time.Time) jobStatus {
 		// The record says running; on this host, the process can be checked.
 		j.Running = rec.Host != host || processAlive(rec.PID)
 		j.PID, j.Host = rec.PID, rec.Host
-		if h := lock.ReadHolder(filepath.Join(dir, rec.Name+".lock")); h.PID != 0 {
-			j.PID, j.Host = h.PID, h.Host
-		}
 	}
 	return j
 }
