@@ -37,7 +37,7 @@ var ErrNotRegular = errors.New("not a regular file")
 type notRegular struct{ is string }
 
 func (e notRegular) Error() string {
-	return "is " + e.is + ", not a regular file; every never follows a link or opens anything else there"
+	return "is " + e.is + ", not a regular file"
 }
 
 // Is makes errors.Is(err, ErrNotRegular) true.

@@ -40,7 +40,7 @@ var ErrNotRegular = errors.New("not a regular file")
 type notRegular struct{ is string }
 
 func (e notRegular) Error() string {
-	return "is " + e.is + ", not a regular file; every never follows a link or opens anything else there"
+	return "is " + e.is + ", not a regular file"
 }
 
 // Is makes errors.Is(err, ErrNotRegular) true.
@@ -126,10 +126,13 @@ func (f File) read() ([]byte, fs.FileInfo, error) {
 // is fs.ErrNotExist, and one that cannot be used is an error (every status).
 func (f File) Read(now time.Time) (*Record, error) {
 	b, _, err := f.read()
-	if err != nil {
+	if err != nil && !errors.Is(err, errTooLarge) {
 		return nil, err
 	}
-	r, err := Decode(b)
+	var r *Record
+	if err == nil {
+		r, err = Decode(b)
+	}
 	if err == nil {
 		err = r.Sane(now, f.Period)
 	}
