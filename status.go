@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +17,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/everycli/every/lock"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/state"
 )
@@ -88,13 +89,20 @@ func listJobs(c *cli.Context, names []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "every: %v\n", err)
 			return exitUsage
 		}
-		records, code = readRecords(dir, names, stderr)
+		records, code = readRecords(dir, names, time.Now(), stderr)
 	}
 	host, _ := os.Hostname()
 	now := time.Now()
 	jobs := make([]jobStatus, 0, len(records))
 	for _, rec := range records {
-		j := describeJob(rec, dir, host, now)
+		// An absurd record (a hostile or damaged one) is reported, not shown.
+		interval, _ := runner.ParseInterval(rec.Schedule) // 0 if not known
+		if err := rec.Sane(now, interval); err != nil {
+			fmt.Fprintf(stderr, "every: state of job %q cannot be used: %v\n", rec.Name, err)
+			code = 1
+			continue
+		}
+		j := describeJob(rec, host, now)
 		if j.LastResult != "" && j.LastResult != string(runner.Success) {
 			code = 1
 		}
@@ -106,7 +114,9 @@ func listJobs(c *cli.Context, names []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(jobs) == 0 {
-		fmt.Fprintf(stdout, "no jobs in %s\n", dir)
+		if code == 0 {
+			fmt.Fprintf(stdout, "no jobs in %s\n", dir)
+		}
 		return code
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -119,16 +129,30 @@ func listJobs(c *cli.Context, names []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// readRecords reads the records of dir, or of the named jobs only. A name
-// without a record, or a record that cannot be read, is reported and makes
-// the status 1.
-func readRecords(dir string, names []string, stderr io.Writer) ([]*state.Record, int) {
+// readRecords reads the records of dir, or of the named jobs only. A
+// directory that cannot be read, a name without a record, or a record that
+// cannot be read or used (not a regular file, corrupt, absurd) is reported
+// and makes the status 1. Nothing here can block: entries that are not
+// regular files are never opened.
+func readRecords(dir string, names []string, now time.Time, stderr io.Writer) ([]*state.Record, int) {
+	fi, err := os.Stat(dir)
+	if err == nil && !fi.IsDir() {
+		err = errors.New("not a directory")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "every: cannot list jobs in state directory %q: %v; check --state-dir\n", dir, unwrapPath(err))
+		return nil, 1
+	}
 	code := 0
 	if len(names) == 0 {
-		matches, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-		for _, m := range matches {
-			if !strings.HasPrefix(filepath.Base(m), ".") {
-				names = append(names, strings.TrimSuffix(filepath.Base(m), ".json"))
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			fmt.Fprintf(stderr, "every: cannot list jobs in state directory %q: %v\n", dir, unwrapPath(err))
+			return nil, 1
+		}
+		for _, e := range entries {
+			if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(name, ".") {
+				names = append(names, name)
 			}
 		}
 	}
@@ -136,19 +160,17 @@ func readRecords(dir string, names []string, stderr io.Writer) ([]*state.Record,
 	var records []*state.Record
 	for _, name := range names {
 		path := filepath.Join(dir, name+".json")
-		b, err := os.ReadFile(path)
-		if err != nil {
+		rec, err := state.File{Path: path}.Read(now)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			fmt.Fprintf(stderr, "every: no state for job %q in %s: %v\n", name, dir, unwrapPath(err))
 			code = 1
-			continue
-		}
-		rec, err := state.Decode(b)
-		if err != nil {
-			fmt.Fprintf(stderr, "every: state %q cannot be parsed: %v\n", path, err)
+		case err != nil:
+			fmt.Fprintf(stderr, "every: cannot read state of job %q: %v\n", name, err)
 			code = 1
-			continue
+		default:
+			records = append(records, rec)
 		}
-		records = append(records, rec)
 	}
 	return records, code
 }
@@ -179,7 +201,7 @@ func fleetRecords(f *fleet, names []string, stderr io.Writer) ([]*state.Record, 
 	return records, code, nil
 }
 
-func describeJob(rec *state.Record, dir, host string, now time.Time) jobStatus {
+func describeJob(rec *state.Record, host string, now time.Time) jobStatus {
 	j := jobStatus{
 		Name:                rec.Name,
 		Schedule:            rec.Schedule,
@@ -204,9 +226,6 @@ func describeJob(rec *state.Record, dir, host string, now time.Time) jobStatus {
 		// The record says running; on this host, the process can be checked.
 		j.Running = rec.Host != host || processAlive(rec.PID)
 		j.PID, j.Host = rec.PID, rec.Host
-		if h := lock.ReadHolder(filepath.Join(dir, rec.Name+".lock")); h.PID != 0 {
-			j.PID, j.Host = h.PID, h.Host
-		}
 	}
 	return j
 }

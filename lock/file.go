@@ -4,22 +4,145 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
 )
 
 // File is a lock on a file with flock(2), the lock util-linux flock(1) takes,
 // so the two exclude each other. The kernel releases it when its holder dies,
-// however it dies. The file itself stays; while the lock is held it names its
-// holder ("pid host"), for the messages of those who find it busy.
+// however it dies.
+//
+// The file is every's only to lock: it is created 0600 if missing, and its
+// content is never read, written or truncated, because flock(1) users share
+// lock files and `--lock "$0"` locks a job's own script. Who holds the lock is
+// in the job's state record, not here. A path that is a symbolic link (even a
+// dangling one), a directory, a device, a FIFO or a socket is refused
+// (ErrNotRegular) and never opened in a way that can block or follow the link.
 type File struct {
 	Path string
-	Host string // written into the file with the pid while held
+	// Host is not used: a file lock names no holder (see above). It stays
+	// for callers that still set it.
+	Host string
+}
+
+// ErrNotRegular is the error, wrapped in an *fs.PathError, of a lock path
+// that exists but is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// notRegular says what a refused path is instead of a regular file.
+type notRegular struct{ is string }
+
+func (e notRegular) Error() string {
+	return "is " + e.is + ", not a regular file"
+}
+
+// Is makes errors.Is(err, ErrNotRegular) true.
+func (e notRegular) Is(target error) bool { return target == ErrNotRegular }
+
+// kind names a file type that is not a regular file, for messages.
+func kind(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case mode.IsDir():
+		return "a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	case mode&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file (" + mode.Type().String() + ")"
+}
+
+// openFlags never follow a link at the path itself, never block on a FIFO or
+// a device, never make a terminal ours, and never leak into the command.
+const openFlags = unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
+
+// open opens the lock file for flock(2), creating it 0600 if missing. It
+// opens it read-write where it can (flock on NFS is emulated with fcntl
+// locks, which need write access) and read-only where it cannot, as for a
+// read-only script locked with --lock "$0": flock(2) locks either way, and
+// excludes flock(1), which opens read-only. Nothing is ever written.
+func open(path string) (int, error) {
+	// Lstat first, so that a device or a FIFO is never opened at all (opening
+	// some devices does something); the fstat below closes the race.
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegular{kind(fi.Mode())}}
+	}
+	return openFD(path)
+}
+
+// openFD is open without the Lstat: O_NOFOLLOW, O_NONBLOCK and the fstat
+// alone refuse what is not a regular file, without blocking.
+func openFD(path string) (int, error) {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|openFlags, 0o600)
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EROFS) || errors.Is(err, unix.ETXTBSY) || errors.Is(err, unix.EPERM) {
+		if rfd, rerr := unix.Open(path, unix.O_RDONLY|openFlags, 0); rerr == nil {
+			fd, err = rfd, nil
+		} else if errors.Is(rerr, unix.ELOOP) {
+			err = rerr
+		}
+	}
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		// O_NOFOLLOW met a link: it was planted after the Lstat.
+		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegular{"a symbolic link"}}
+	case errors.Is(err, unix.EISDIR):
+		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegular{"a directory"}}
+	case errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV):
+		// What open(2) says of a socket, or of a device without a driver.
+		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegular{"a socket or a device"}}
+	case err != nil:
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, &fs.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegular{kindOf(st.Mode)}}
+	}
+	return fd, nil
+}
+
+// kindOf names the file type of an fstat mode.
+func kindOf(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFIFO:
+		return "a FIFO"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "a device"
+	case unix.S_IFLNK:
+		return "a symbolic link"
+	}
+	return "not a regular file"
+}
+
+// tryLock takes the lock on fd if it is free.
+func tryLock(fd int) (bool, error) {
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return false, nil
+		case !errors.Is(err, unix.EINTR):
+			return false, err
+		}
+	}
 }
 
 // pollEvery is how often a waiting Lock tries again: flock(2) cannot be
@@ -28,73 +151,77 @@ const pollEvery = 5 * time.Millisecond
 
 // Lock takes the file lock, trying again until wait has passed.
 func (f File) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
-	// O_RDWR: flock on NFS is emulated with fcntl locks, which need write access.
-	fl := flock.New(f.Path, flock.SetFlag(os.O_CREATE|os.O_RDWR))
-	ok, err := fl.TryLock()
+	fd, err := open(f.Path)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := tryLock(fd)
 	if err == nil && !ok && wait > 0 {
-		wctx, cancel := context.WithTimeout(ctx, wait)
-		ok, err = fl.TryLockContext(wctx, pollEvery)
-		cancel()
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			err = nil
-		}
+		ok, err = waitLock(ctx, fd, wait)
 	}
 	if err != nil {
+		unix.Close(fd)
 		return nil, fmt.Errorf("lock %q: %w", f.Path, err)
 	}
 	if !ok {
-		return nil, &BusyError{Holder: ReadHolder(f.Path)}
+		unix.Close(fd)
+		return nil, &BusyError{}
 	}
-	// Who holds it, for those who find it busy: written while the run starts,
-	// off the path from slot to exec. A failure here costs only the name.
-	named := make(chan struct{})
-	go func() {
-		defer close(named)
-		_ = os.WriteFile(f.Path, []byte(strconv.Itoa(os.Getpid())+" "+f.Host+"\n"), 0o600)
-	}()
-	return fileLease{fl: fl, named: named}, nil
+	return fileLease{fd: fd}, nil
+}
+
+// waitLock tries again every pollEvery until the lock is taken, wait has
+// passed or ctx ends.
+func waitLock(ctx context.Context, fd int, wait time.Duration) (bool, error) {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false, nil
+		case <-deadline.C:
+			return false, nil
+		case <-tick.C:
+			if ok, err := tryLock(fd); ok || err != nil {
+				return ok, err
+			}
+		}
+	}
 }
 
 type fileLease struct {
-	fl    *flock.Flock
-	named chan struct{} // closed once the holder is written
+	fd int
 }
 
-// Unlock empties the file, so that a holder named there is a live one (or one
-// killed before it could empty it), and releases the lock.
+// Unlock releases the lock; closing the last descriptor would too.
 func (l fileLease) Unlock() error {
-	<-l.named
-	_ = os.Truncate(l.fl.Path(), 0)
-	return l.fl.Unlock()
+	err := unix.Flock(l.fd, unix.LOCK_UN)
+	if cerr := unix.Close(l.fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("unlock: %w", err)
+	}
+	return nil
 }
 
 func (fileLease) Lost() <-chan struct{}     { return nil }
 func (fileLease) Token() int64              { return 0 }
 func (fileLease) Expiring() <-chan struct{} { return nil }
 
-// ReadHolder reads the holder a lock file names, if any.
-func ReadHolder(path string) Holder {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Holder{}
-	}
-	pid, host, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
-	n, err := strconv.Atoi(pid)
-	if err != nil {
-		return Holder{}
-	}
-	return Holder{PID: n, Host: host}
-}
-
 // Check makes sure the lock file's directory exists (created 0700) and that
-// the file can be opened for locking: the start-up check.
+// the file can be opened for locking: the start-up check. A path that is not
+// a regular file is an error wrapping ErrNotRegular; nothing at the target
+// of a link is ever created or changed, and nothing blocks.
 func Check(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	fh, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	fd, err := open(path)
 	if err != nil {
 		return err
 	}
-	return fh.Close()
+	return unix.Close(fd)
 }

@@ -3,27 +3,24 @@ package lock
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestFileLockExcludes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "job.lock")
-	a := File{Path: path, Host: "web-1"}
+	a := File{Path: path}
 	ctx := context.Background()
 	lease, err := a.Lock(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
-	}
-	// The holder is named while the run starts.
-	for deadline := time.Now().Add(10 * time.Second); ReadHolder(path) == (Holder{}); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the holder was never written")
-		}
 	}
 	// flock(2) locks belong to the open file description: a second Lock in
 	// the same process is excluded, as another process would be.
@@ -32,20 +29,24 @@ func TestFileLockExcludes(t *testing.T) {
 	if !errors.As(err, &busy) || !errors.Is(err, ErrBusy) {
 		t.Fatalf("second Lock = %v, want a BusyError", err)
 	}
-	if busy.Holder != (Holder{PID: os.Getpid(), Host: "web-1"}) {
-		t.Errorf("holder %+v, want this pid on web-1", busy.Holder)
+	if busy.Holder != (Holder{}) {
+		t.Errorf("holder %+v, want unknown: a lock file names nobody", busy.Holder)
 	}
 	if err := lease.Unlock(); err != nil {
 		t.Fatal(err)
-	}
-	if h := ReadHolder(path); h != (Holder{}) {
-		t.Errorf("holder %+v after unlock, want none", h)
 	}
 	lease, err = a.Lock(ctx, 0)
 	if err != nil {
 		t.Fatalf("Lock after Unlock: %v", err)
 	}
 	lease.Unlock()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 || fi.Size() != 0 {
+		t.Errorf("lock file mode %v size %d, want 0600 and empty", fi.Mode().Perm(), fi.Size())
+	}
 }
 
 func TestFileLockWaits(t *testing.T) {
@@ -121,25 +122,214 @@ func TestFileLockExcludesFlockCommand(t *testing.T) {
 	}
 }
 
-func TestReadHolder(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "job.lock")
-	for content, want := range map[string]Holder{
-		"":                 {},
-		"garbage":          {},
-		"4242 web-1\n":     {PID: 4242, Host: "web-1"},
-		"17\n":             {PID: 17},
-		"-":                {},
-		strconv.Itoa(9999): {PID: 9999},
+func TestHolderString(t *testing.T) {
+	for h, want := range map[Holder]string{
+		{}:                  "unknown",
+		{PID: 17}:           "pid 17",
+		{PID: 1, Host: "h"}: "pid 1 on h",
 	} {
-		os.WriteFile(path, []byte(content), 0o600)
-		if got := ReadHolder(path); got != want {
-			t.Errorf("ReadHolder(%q) = %+v, want %+v", content, got, want)
+		if got := h.String(); got != want {
+			t.Errorf("%+v.String() = %q, want %q", h, got, want)
 		}
 	}
-	if got := ReadHolder(filepath.Join(t.TempDir(), "none")); got != (Holder{}) {
-		t.Errorf("ReadHolder of a missing file = %+v", got)
+}
+
+// A lock file's content is never touched: flock(1) users share lock files,
+// and --lock "$0" locks the job's own script.
+func TestFileLockLeavesContent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data.db")
+	content := []byte("#!/bin/sh\necho precious data\n")
+	if err := os.WriteFile(path, content, 0o640); err != nil {
+		t.Fatal(err)
 	}
-	if s := (Holder{PID: 1, Host: "h"}).String(); s != "pid 1 on h" {
-		t.Errorf("Holder.String() = %q", s)
+	f := File{Path: path, Host: "web-1"}
+	for range 3 {
+		if err := Check(path); err != nil {
+			t.Fatal(err)
+		}
+		lease, err := f.Lock(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lease.Unlock(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(content) {
+		t.Errorf("content after locking = %q, want it untouched: %q", got, content)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode after locking = %v, want 0640 untouched", fi.Mode().Perm())
+	}
+}
+
+// A file that cannot be opened for writing is locked read-only, as flock(1)
+// does. The running test binary cannot be opened for writing even by root
+// (ETXTBSY), so it stands for a read-only script.
+func TestFileLockReadOnlyFile(t *testing.T) {
+	paths := map[string]string{}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths["running executable"] = exe
+	if os.Geteuid() != 0 {
+		ro := filepath.Join(t.TempDir(), "script.sh")
+		if err := os.WriteFile(ro, []byte("#!/bin/sh\n"), 0o400); err != nil {
+			t.Fatal(err)
+		}
+		paths["mode 0400"] = ro
+	}
+	for name, path := range paths {
+		t.Run(name, func(t *testing.T) {
+			if fd, err := unix.Open(path, unix.O_RDWR, 0); err == nil {
+				unix.Close(fd)
+				t.Skipf("%s can be opened for writing here", path)
+			}
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Check(path); err != nil {
+				t.Fatalf("Check of a read-only file: %v", err)
+			}
+			f := File{Path: path}
+			lease, err := f.Lock(context.Background(), 0)
+			if err != nil {
+				t.Fatalf("Lock of a read-only file: %v", err)
+			}
+			if _, err := f.Lock(context.Background(), 0); !errors.Is(err, ErrBusy) {
+				t.Errorf("second Lock = %v, want ErrBusy", err)
+			}
+			lease.Unlock()
+			after, _ := os.ReadFile(path)
+			if string(after) != string(before) {
+				t.Error("the read-only file changed")
+			}
+		})
+	}
+}
+
+// Paths that exist but are not regular files are refused, by Check and by
+// Lock, without blocking and without creating or changing anything at the
+// target of a link.
+func TestFileRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	content := []byte("do not touch\n")
+	if err := os.WriteFile(target, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "nologin")
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]string{
+		"link to a file": filepath.Join(dir, "link.lock"),
+		"dangling link":  filepath.Join(dir, "dangling.lock"),
+		"link to a FIFO": filepath.Join(dir, "fifolink.lock"),
+		"directory":      filepath.Join(dir, "dir.lock"),
+		"FIFO":           fifo,
+		"socket":         filepath.Join(dir, "sock"),
+	}
+	if os.Geteuid() != 0 {
+		// Only where a broken build could not change it (see
+		// TestFileRefusesDeviceNode for root).
+		paths["device (/dev/null)"] = "/dev/null"
+	}
+	for link, to := range map[string]string{paths["link to a file"]: target, paths["dangling link"]: missing, paths["link to a FIFO"]: fifo} {
+		if err := os.Symlink(to, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(paths["directory"], 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", paths["socket"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+
+	for name, path := range paths {
+		t.Run(name, func(t *testing.T) {
+			check := []struct {
+				what string
+				call func() error
+			}{
+				{"Check", func() error { return Check(path) }},
+				{"Lock", func() error {
+					l, err := File{Path: path}.Lock(context.Background(), 0)
+					if err == nil {
+						l.Unlock()
+					}
+					return err
+				}},
+				// Without the Lstat in front: O_NOFOLLOW, O_NONBLOCK and the
+				// fstat must refuse on their own (a link or a FIFO put there
+				// between the two).
+				{"openFD", func() error {
+					fd, err := openFD(path)
+					if err == nil {
+						unix.Close(fd)
+					}
+					return err
+				}},
+			}
+			for _, c := range check {
+				err := bounded(t, c.call)
+				if !errors.Is(err, ErrNotRegular) {
+					t.Errorf("%s(%s) = %v, want ErrNotRegular", c.what, path, err)
+				}
+				var pe *fs.PathError
+				if !errors.As(err, &pe) || pe.Path != path {
+					t.Errorf("%s(%s) = %v, want a *fs.PathError naming the path", c.what, path, err)
+				}
+			}
+		})
+	}
+	if got, err := os.ReadFile(target); err != nil || string(got) != string(content) {
+		t.Errorf("link target = %q, %v; want it untouched: %q", got, err, content)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o644 {
+		t.Errorf("link target mode = %v, want 0644 untouched", fi.Mode().Perm())
+	}
+	if _, err := os.Lstat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dangling link's target was created: %v", err)
+	}
+}
+
+// A device node made in the test's directory, where mknod is permitted.
+func TestFileRefusesDeviceNode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "null.lock")
+	if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Skipf("cannot make a device node here: %v", err)
+	}
+	for _, err := range []error{
+		bounded(t, func() error { return Check(path) }),
+		bounded(t, func() error { _, err := openFD(path); return err }),
+	} {
+		if !errors.Is(err, ErrNotRegular) {
+			t.Errorf("device node: %v, want ErrNotRegular", err)
+		}
+	}
+}
+
+// bounded calls f, failing the test if it blocks.
+func bounded(t *testing.T, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("blocked for 30s")
+		return nil
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,38 +12,173 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // File is a Record kept in a JSON file. Writes go to a temporary file in the
 // same directory, which is synced and renamed over the record, and the
 // directory is synced (after a run's end; see Save): a crash at any moment
 // leaves the old record or the new one, never a torn one.
+//
+// The path is every's own: a symbolic link there is never followed (a write
+// replaces the link, a read refuses it), and a directory, a device, a FIFO
+// or a socket there is refused (ErrNotRegular) and never opened in a way that
+// can block.
 type File struct {
 	Path string
+	// Period is the job's schedule's period, for the Sane check of Load; 0
+	// when not known (UnknownPeriod then stands for it).
+	Period time.Duration
 }
+
+// ErrNotRegular is the error, wrapped in an *fs.PathError, of a state path
+// that exists but is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// notRegular says what a refused path is instead of a regular file.
+type notRegular struct{ is string }
+
+func (e notRegular) Error() string {
+	return "is " + e.is + ", not a regular file"
+}
+
+// Is makes errors.Is(err, ErrNotRegular) true.
+func (e notRegular) Is(target error) bool { return target == ErrNotRegular }
+
+// kind names a file type that is not a regular file, for messages.
+func kind(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case mode.IsDir():
+		return "a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	case mode&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file (" + mode.Type().String() + ")"
+}
+
+// errTooLarge is a state file over MaxSize: corrupt.
+var errTooLarge = fmt.Errorf("larger than %d bytes", MaxSize)
 
 // Where is the file's path.
 func (f File) Where() string { return f.Path }
 
-// Load reads the record. One that cannot be parsed is renamed to
-// <file>.corrupt-<unix seconds>.
-func (f File) Load(context.Context) (*Record, error) {
-	b, err := os.ReadFile(f.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// openRegular opens path for reading if it is a regular file: never through a
+// link at the path, never blocking, never opening a device or a FIFO at all
+// (Lstat first; the fstat closes the race). A missing file is fs.ErrNotExist.
+func openRegular(path string) (*os.File, fs.FileInfo, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: notRegular{kind(fi.Mode())}}
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: notRegular{"a symbolic link"}}
+	case errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV):
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: notRegular{"a socket or a device"}}
+	case err != nil:
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	fh := os.NewFile(uintptr(fd), path)
+	if fi, err = fh.Stat(); err != nil {
+		fh.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		fh.Close()
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: notRegular{kind(fi.Mode())}}
+	}
+	return fh, fi, nil
+}
+
+// read reads the file, at most MaxSize bytes (errTooLarge beyond), with what
+// it was (for setAside).
+func (f File) read() ([]byte, fs.FileInfo, error) {
+	fh, fi, err := openRegular(f.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fh.Close()
+	if fi.Size() > MaxSize {
+		return nil, fi, errTooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(fh, MaxSize+1))
+	if err != nil {
+		return nil, nil, &fs.PathError{Op: "read", Path: f.Path, Err: err}
+	}
+	if len(b) > MaxSize {
+		return nil, fi, errTooLarge
+	}
+	return b, fi, nil
+}
+
+// Read reads the record as Load does, but changes nothing: a missing record
+// is fs.ErrNotExist, and one that cannot be used is an error (every status).
+func (f File) Read(now time.Time) (*Record, error) {
+	b, _, err := f.read()
+	if err != nil && !errors.Is(err, errTooLarge) {
+		return nil, err
+	}
+	var r *Record
+	if err == nil {
+		r, err = Decode(b)
+	}
+	if err == nil {
+		err = r.Sane(now, f.Period)
 	}
 	if err != nil {
+		return nil, fmt.Errorf("state %s cannot be used: %w", f.Path, err)
+	}
+	return r, nil
+}
+
+// Load reads the record. One that cannot be parsed or trusted (over MaxSize,
+// or not Sane with the File's Period) is renamed to
+// <file>.corrupt-<unix seconds>, and reported as a *CorruptError. A path that
+// is not a regular file is a plain error (ErrNotRegular), never set aside.
+func (f File) Load(context.Context) (*Record, error) {
+	b, fi, err := f.read()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, errTooLarge):
+		return nil, f.setAside(fi, err)
+	case err != nil:
 		return nil, err
 	}
 	r, err := Decode(b)
 	if err == nil {
-		return r, nil
+		err = r.Sane(time.Now(), f.Period)
+	}
+	if err != nil {
+		return nil, f.setAside(fi, err)
+	}
+	return r, nil
+}
+
+// setAside renames the file that was read, fi, to <file>.corrupt-<unix
+// seconds>, if it is still the one at the path: what took its place since is
+// not renamed unseen.
+func (f File) setAside(fi fs.FileInfo, why error) error {
+	now, err := os.Lstat(f.Path)
+	if err != nil || !os.SameFile(fi, now) {
+		return fmt.Errorf("state %s cannot be used (%v) and was replaced while being read; reading it again next time", f.Path, why)
 	}
 	moved := f.Path + ".corrupt-" + strconv.FormatInt(time.Now().Unix(), 10)
-	if rerr := os.Rename(f.Path, moved); rerr != nil {
-		return nil, fmt.Errorf("state %s cannot be parsed (%v) nor set aside: %w", f.Path, err, rerr)
+	if err := os.Rename(f.Path, moved); err != nil {
+		return fmt.Errorf("state %s cannot be used (%v) nor set aside: %w", f.Path, why, err)
 	}
-	return nil, &CorruptError{Where: f.Path, MovedTo: moved, Err: err}
+	return &CorruptError{Where: f.Path, MovedTo: moved, Err: why}
 }
 
 // tempPrefix starts the names of a record's temporary files; the pid that
@@ -75,6 +211,10 @@ func (f File) Save(_ context.Context, r *Record) error {
 		err = cerr
 	}
 	if err == nil {
+		err = f.replaceable()
+	}
+	if err == nil {
+		// A link at the path is replaced, never written through.
 		err = os.Rename(tmp.Name(), f.Path)
 	}
 	if err != nil {
@@ -90,6 +230,22 @@ func (f File) Save(_ context.Context, r *Record) error {
 		return fmt.Errorf("write state %s: sync directory: %w", f.Path, err)
 	}
 	return nil
+}
+
+// replaceable checks that a rename may replace what is at the path: nothing,
+// a regular file, or a link (replaced, not followed). A device, a FIFO, a
+// socket or a directory put there is never replaced.
+func (f File) replaceable() error {
+	fi, err := os.Lstat(f.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
+		return nil
+	}
+	return &fs.PathError{Op: "rename", Path: f.Path, Err: notRegular{kind(fi.Mode())}}
 }
 
 // removeLeftovers removes the temporary files of writers that died (a crash
@@ -130,8 +286,10 @@ func syncDir(dir string) error {
 }
 
 // CheckWritable makes sure the record's directory exists (created 0700) and
-// takes a new file, and that an existing record can be read: the start-up
-// check, before anything runs.
+// takes a new file, and that an existing record is a regular file that can be
+// read: the start-up check, before anything runs. A path that is a symbolic
+// link, a directory, a device, a FIFO or a socket is an error wrapping
+// ErrNotRegular; nothing blocks, and nothing at a link's target is touched.
 func (f File) CheckWritable() error {
 	dir := filepath.Dir(f.Path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -146,10 +304,12 @@ func (f File) CheckWritable() error {
 	if err := os.Remove(tmp.Name()); err != nil {
 		return err
 	}
-	if fh, err := os.Open(f.Path); err == nil {
-		fh.Close()
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	fh, _, err := openRegular(f.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	return nil
+	return fh.Close()
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -55,7 +56,8 @@ type Store interface {
 	Where() string
 }
 
-// CorruptError is a record that could not be parsed, and where it was put.
+// CorruptError is a record that could not be parsed, or cannot be trusted
+// (see Record.Sane), and where it was put.
 type CorruptError struct {
 	Where   string
 	MovedTo string
@@ -63,12 +65,14 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("state %s cannot be parsed (%v); kept as %s, starting fresh", e.Where, e.Err, e.MovedTo)
+	return fmt.Sprintf("state %s cannot be used (%v); kept as %s, starting fresh", e.Where, e.Err, e.MovedTo)
 }
 
 func (e *CorruptError) Unwrap() error { return e.Err }
 
-// Decode parses a record and checks that it is one every can use.
+// Decode parses a record and checks that it is one every can use: its
+// version, its anchor, and what Sane can check without a clock or a period
+// (counters, pids, times before 1970).
 func Decode(b []byte) (*Record, error) {
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {
@@ -80,7 +84,101 @@ func Decode(b []byte) (*Record, error) {
 	case r.Anchor.IsZero():
 		return nil, errors.New("no anchor")
 	}
+	if err := r.sane(); err != nil {
+		return nil, err
+	}
 	return &r, nil
+}
+
+// Limits of a record that can be trusted (SPEC section 9): a damaged or
+// hostile record beyond them is treated as corrupt, never obeyed into a
+// stall or a negative or wrapped EVERY_RUN.
+const (
+	// MaxSize is the largest state file read; a larger one is corrupt. A
+	// record is a few hundred bytes.
+	MaxSize = 1 << 20
+	// MaxCount is the largest counter trusted: one more can still be added
+	// to it, and it survives JSON readers that hold numbers as float64.
+	MaxCount = 1 << 53
+	// maxPID is Linux's PID_MAX_LIMIT.
+	maxPID = 1 << 22
+	// Skew is how far ahead of this host's clock, beyond one period, a
+	// record's times may be: another host's clock, or this one's stepped
+	// back. Every time a record holds was this side of its writer's clock.
+	Skew = time.Minute
+	// UnknownPeriod stands for the period when Sane is not told it.
+	UnknownPeriod = 24 * time.Hour
+)
+
+// epoch is the earliest time a record may hold.
+var epoch = time.Unix(0, 0)
+
+// Sane reports why the record cannot be trusted, or nil: a counter that is
+// negative or over MaxCount, a pid out of range, a time before 1970, or a
+// time later than now plus one period of the job's schedule (plus Skew). A
+// period <= 0 means it is not known: UnknownPeriod stands for it. Stores call
+// it on Load (File with its Period); a caller that knows the schedule calls
+// it again with its period.
+func (r *Record) Sane(now time.Time, period time.Duration) error {
+	if err := r.sane(); err != nil {
+		return err
+	}
+	if period <= 0 {
+		period = UnknownPeriod
+	}
+	ahead := time.Duration(math.MaxInt64) // saturated, for a period near the largest
+	if period < ahead-Skew {
+		ahead = period + Skew
+	}
+	limit := now.Add(ahead)
+	for _, t := range r.times() {
+		if t.at.After(limit) {
+			return fmt.Errorf("%s %s is later than now (%s) plus one period (%v) and %v", t.name,
+				t.at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339), period, Skew)
+		}
+	}
+	return nil
+}
+
+// sane is what Sane checks without a clock or a period.
+func (r *Record) sane() error {
+	for _, c := range []struct {
+		name string
+		n    int
+	}{
+		{"runs", r.Runs}, {"failures", r.Failures}, {"skipped", r.Skipped},
+		{"consecutive_failures", r.ConsecutiveFailures}, {"last_attempts", r.LastAttempts},
+	} {
+		if c.n < 0 || int64(c.n) > MaxCount {
+			return fmt.Errorf("%s %d is out of range [0, %d]", c.name, c.n, int64(MaxCount))
+		}
+	}
+	if r.PID < 0 || int64(r.PID) > maxPID {
+		return fmt.Errorf("pid %d is out of range [0, %d]", r.PID, maxPID)
+	}
+	for _, t := range r.times() {
+		if t.at.Before(epoch) {
+			return fmt.Errorf("%s %s is before 1970", t.name, t.at.UTC().Format(time.RFC3339))
+		}
+	}
+	return nil
+}
+
+type namedTime struct {
+	name string
+	at   time.Time
+}
+
+// times are the record's times that are set.
+func (r *Record) times() []namedTime {
+	var ts []namedTime
+	for _, t := range []namedTime{{"anchor", r.Anchor}, {"last_slot", r.LastSlot}, {"last_run", r.LastRun},
+		{"last_end", r.LastEnd}, {"last_success", r.LastSuccess}} {
+		if !t.at.IsZero() {
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }
 
 // Encode formats a record, with all its times in UTC.

@@ -1,8 +1,13 @@
 package state
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io/fs"
+	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func sample() *Record {
@@ -85,6 +92,11 @@ func TestDecodeRejects(t *testing.T) {
 		{"other version", `{"version": 2, "anchor": "2026-11-30T10:00:00Z"}`},
 		{"no anchor", `{"version": 1, "name": "x"}`},
 		{"bad time", `{"version": 1, "anchor": "yesterday"}`},
+		{"before 1970", `{"version": 1, "anchor": "1969-12-31T23:59:59Z"}`},
+		{"negative runs", `{"version": 1, "anchor": "2026-11-30T10:00:00Z", "runs": -9}`},
+		{"overflowing runs", `{"version": 1, "anchor": "2026-11-30T10:00:00Z", "runs": 9223372036854775807}`},
+		{"runs beyond an int64", `{"version": 1, "anchor": "2026-11-30T10:00:00Z", "runs": 92233720368547758070}`},
+		{"negative pid", `{"version": 1, "anchor": "2026-11-30T10:00:00Z", "pid": -1}`},
 	} {
 		if r, err := Decode([]byte(tt.in)); err == nil {
 			t.Errorf("%s: Decode(%q) = %+v, want an error", tt.name, tt.in, r)
@@ -222,5 +234,293 @@ func TestCheckWritable(t *testing.T) {
 	}
 	if err := (File{Path: filepath.Join(blocker, "job.json")}).CheckWritable(); err == nil {
 		t.Error("a state directory under a regular file passed the check")
+	}
+}
+
+func TestSane(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	const period = time.Hour
+	for _, tt := range []struct {
+		name   string
+		change func(*Record)
+		period time.Duration
+		ok     bool
+	}{
+		{"as written", func(*Record) {}, period, true},
+		{"last_slot one period ahead", func(r *Record) { r.LastSlot = now.Add(period) }, period, true},
+		{"last_slot one period and the skew ahead", func(r *Record) { r.LastSlot = now.Add(period + Skew) }, period, true},
+		{"last_slot beyond", func(r *Record) { r.LastSlot = now.Add(period + Skew + time.Second) }, period, false},
+		{"anchor in 2900", func(r *Record) { r.Anchor = now.AddDate(874, 0, 0) }, period, false},
+		{"anchor in 2900, period unknown", func(r *Record) { r.Anchor = now.AddDate(874, 0, 0) }, 0, false},
+		{"anchor a day ahead, period unknown", func(r *Record) { r.Anchor = now.Add(UnknownPeriod) }, 0, true},
+		{"anchor beyond a day, period unknown", func(r *Record) { r.Anchor = now.Add(UnknownPeriod + Skew + time.Second) }, 0, false},
+		{"anchor ahead, longest period", func(r *Record) { r.Anchor = now.AddDate(100, 0, 0) }, time.Duration(math.MaxInt64), true},
+		{"last_run ahead", func(r *Record) { r.LastRun = now.Add(2 * period) }, period, false},
+		{"last_end ahead", func(r *Record) { r.LastEnd = now.Add(2 * period) }, period, false},
+		{"last_success ahead", func(r *Record) { r.LastSuccess = now.Add(2 * period) }, period, false},
+		{"anchor at 1970", func(r *Record) { r.Anchor = time.Unix(0, 0) }, period, true},
+		{"anchor before 1970", func(r *Record) { r.Anchor = time.Unix(-1, 0) }, period, false},
+		{"last_success before 1970", func(r *Record) { r.LastSuccess = time.Unix(-1, 0) }, period, false},
+		{"runs at the limit", func(r *Record) { r.Runs = MaxCount }, period, true},
+		{"runs over the limit", func(r *Record) { r.Runs = MaxCount + 1 }, period, false},
+		{"runs at the largest int", func(r *Record) { r.Runs = math.MaxInt }, period, false},
+		{"negative runs", func(r *Record) { r.Runs = -9 }, period, false},
+		{"negative failures", func(r *Record) { r.Failures = -1 }, period, false},
+		{"negative skipped", func(r *Record) { r.Skipped = -1 }, period, false},
+		{"negative consecutive_failures", func(r *Record) { r.ConsecutiveFailures = -1 }, period, false},
+		{"overflowing consecutive_failures", func(r *Record) { r.ConsecutiveFailures = math.MaxInt }, period, false},
+		{"negative last_attempts", func(r *Record) { r.LastAttempts = -1 }, period, false},
+		{"negative pid", func(r *Record) { r.PID = -1 }, period, false},
+		{"pid beyond pid_max", func(r *Record) { r.PID = 1<<22 + 1 }, period, false},
+	} {
+		r := sample()
+		tt.change(r)
+		err := r.Sane(now, tt.period)
+		if (err == nil) != tt.ok {
+			t.Errorf("%s: Sane = %v, want ok %v", tt.name, err, tt.ok)
+		}
+	}
+}
+
+// writeRecord writes a record as JSON, with changes made to its fields.
+func writeRecord(t *testing.T, path string, change func(map[string]any)) []byte {
+	t.Helper()
+	b, err := Encode(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	change(m)
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A record that cannot be trusted is set aside as corrupt: the job starts
+// fresh, never obeying it into a stall or a negative EVERY_RUN.
+func TestFileLoadUntrusted(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		period time.Duration
+		write  func(path string) []byte
+	}{
+		{"anchor in 2900", 0, func(p string) []byte {
+			return writeRecord(t, p, func(m map[string]any) { m["anchor"] = "2900-01-01T00:00:00Z" })
+		}},
+		{"last_slot two periods ahead", time.Hour, func(p string) []byte {
+			return writeRecord(t, p, func(m map[string]any) { m["last_slot"] = time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339) })
+		}},
+		{"negative runs", 0, func(p string) []byte {
+			return writeRecord(t, p, func(m map[string]any) { m["runs"] = -9 })
+		}},
+		{"runs at the largest int64", 0, func(p string) []byte {
+			return writeRecord(t, p, func(m map[string]any) { m["runs"] = json.Number("9223372036854775807") })
+		}},
+		{"2 MiB", 0, func(p string) []byte {
+			b := writeRecord(t, p, func(m map[string]any) { m["command"] = []string{strings.Repeat("x", 2<<20)} })
+			if len(b) <= MaxSize {
+				t.Fatalf("the big record is only %d bytes", len(b))
+			}
+			return b
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := File{Path: filepath.Join(t.TempDir(), "job.json"), Period: tt.period}
+			content := tt.write(f.Path)
+			r, err := f.Load(context.Background())
+			var corrupt *CorruptError
+			if r != nil || !errors.As(err, &corrupt) {
+				t.Fatalf("Load = a record (%v), %v; want nil and a CorruptError", r != nil, err)
+			}
+			if b, err := os.ReadFile(corrupt.MovedTo); err != nil || !bytes.Equal(b, content) {
+				t.Errorf("the record was not set aside as it was: %d bytes, %v", len(b), err)
+			}
+			if _, err := os.Lstat(f.Path); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the record is still in place: %v", err)
+			}
+		})
+	}
+	// Within one period of the schedule (known to the File), a time ahead
+	// is another host's clock, or this one's stepped back: trusted.
+	f := File{Path: filepath.Join(t.TempDir(), "job.json"), Period: 3 * time.Hour}
+	writeRecord(t, f.Path, func(m map[string]any) { m["last_slot"] = time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339) })
+	if r, err := f.Load(context.Background()); err != nil || r == nil {
+		t.Errorf("Load of a record within a period = %+v, %v; want it", r, err)
+	}
+}
+
+// nonRegular makes, in dir, each kind of path that is not a regular file,
+// with a target file for the links; it returns them and the target.
+func nonRegular(t *testing.T, dir string) (paths map[string]string, target, missing string, content []byte) {
+	t.Helper()
+	target = filepath.Join(dir, "target")
+	content = []byte("do not touch\n")
+	if err := os.WriteFile(target, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing = filepath.Join(dir, "nologin")
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	paths = map[string]string{
+		"link to a file": filepath.Join(dir, "link.json"),
+		"dangling link":  filepath.Join(dir, "dangling.json"),
+		"link to a FIFO": filepath.Join(dir, "fifolink.json"),
+		"directory":      filepath.Join(dir, "dir.json"),
+		"FIFO":           fifo,
+		"socket":         filepath.Join(dir, "sock.json"),
+	}
+	for link, to := range map[string]string{paths["link to a file"]: target, paths["dangling link"]: missing, paths["link to a FIFO"]: fifo} {
+		if err := os.Symlink(to, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(paths["directory"], 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", paths["socket"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	dev := filepath.Join(dir, "null.json")
+	if err := unix.Mknod(dev, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err == nil {
+		paths["device"] = dev
+	} else {
+		t.Logf("no device node (mknod: %v)", err)
+	}
+	return paths, target, missing, content
+}
+
+// A state path that is not a regular file is refused, by CheckWritable, Load
+// and Read: never set aside as corrupt, never blocking, never touching what
+// a link points to.
+func TestFileRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	paths, target, missing, content := nonRegular(t, dir)
+	if os.Geteuid() != 0 {
+		// Only where a broken build could not rename or replace it.
+		paths["device (/dev/null)"] = "/dev/null"
+	}
+	before, _ := os.ReadDir(dir)
+	for name, path := range paths {
+		t.Run(name, func(t *testing.T) {
+			f := File{Path: path}
+			for what, call := range map[string]func() error{
+				"CheckWritable": f.CheckWritable,
+				"Load": func() error {
+					r, err := f.Load(context.Background())
+					if r != nil {
+						t.Errorf("Load returned a record")
+					}
+					return err
+				},
+				"Read": func() error { _, err := f.Read(time.Now()); return err },
+			} {
+				err := bounded(t, call)
+				if !errors.Is(err, ErrNotRegular) {
+					t.Errorf("%s(%s) = %v, want ErrNotRegular", what, path, err)
+				}
+				var corrupt *CorruptError
+				if errors.As(err, &corrupt) {
+					t.Errorf("%s(%s) set it aside as corrupt", what, path)
+				}
+			}
+		})
+	}
+	after, _ := os.ReadDir(dir)
+	if len(after) != len(before) {
+		t.Errorf("the directory held %d entries, now %d: something was renamed or created", len(before), len(after))
+	}
+	if got, err := os.ReadFile(target); err != nil || !bytes.Equal(got, content) {
+		t.Errorf("link target = %q, %v; want it untouched", got, err)
+	}
+	if _, err := os.Lstat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dangling link's target was created: %v", err)
+	}
+}
+
+// Save replaces a link at the path with the record, never writing through
+// it; it never replaces a FIFO, a device, a socket or a directory.
+func TestFileSaveNeverWritesThroughALink(t *testing.T) {
+	dir := t.TempDir()
+	paths, target, missing, content := nonRegular(t, dir)
+	ctx := context.Background()
+	for name, path := range paths {
+		t.Run(name, func(t *testing.T) {
+			err := bounded(t, func() error { return File{Path: path}.Save(ctx, sample()) })
+			fi, lerr := os.Lstat(path)
+			if strings.Contains(name, "link") {
+				if err != nil {
+					t.Fatalf("Save over %s: %v", name, err)
+				}
+				if lerr != nil || !fi.Mode().IsRegular() {
+					t.Errorf("after Save, %s is %v, %v; want the record, a regular file", path, fi, lerr)
+				}
+				return
+			}
+			if !errors.Is(err, ErrNotRegular) {
+				t.Errorf("Save over %s = %v, want ErrNotRegular", name, err)
+			}
+			if lerr != nil || fi.Mode().IsRegular() {
+				t.Errorf("after Save, %s is %v, %v; want it left alone", path, fi, lerr)
+			}
+		})
+	}
+	if got, err := os.ReadFile(target); err != nil || !bytes.Equal(got, content) {
+		t.Errorf("link target = %q, %v; want it untouched", got, err)
+	}
+	if _, err := os.Lstat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dangling link's target was created: %v", err)
+	}
+}
+
+// bounded calls f, failing the test if it blocks.
+func bounded(t *testing.T, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("blocked for 30s")
+		return nil
+	}
+}
+
+// A corrupt record replaced since it was read (by a writer, or by something
+// that is not a regular file) is not set aside unseen.
+func TestSetAsideOnlyWhatWasRead(t *testing.T) {
+	dir := t.TempDir()
+	f := File{Path: filepath.Join(dir, "job.json")}
+	if err := os.WriteFile(f.Path, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	read, err := os.Lstat(f.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(f.Path, f.Path+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(f.Path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = f.setAside(read, errors.New("torn"))
+	var corrupt *CorruptError
+	if err == nil || errors.As(err, &corrupt) {
+		t.Errorf("setAside of a replaced file = %v, want a plain error", err)
+	}
+	if fi, err := os.Lstat(f.Path); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("what replaced the record was moved: %v, %v", fi, err)
 	}
 }
