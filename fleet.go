@@ -62,37 +62,86 @@ func openFleet(raw string) (*fleet, error) {
 		// go-redis names the bad part; the URL itself is not repeated.
 		return nil, usagef("bad --store %q: %v", shown, errors.Unwrap(err))
 	}
-	opt.DialTimeout = 500 * time.Millisecond
-	opt.ReadTimeout = 500 * time.Millisecond
-	opt.WriteTimeout = 500 * time.Millisecond
-	opt.MaxRetries = 1
+	bound(opt, q)
+	return &fleet{client: redis.NewClient(opt), prefix: prefix, server: redactURL(u.Redacted())}, nil
+}
+
+// storeTimeout is how long a store call waits for a silent server, by
+// default: far above a healthy Redis's answer (well under a millisecond on a
+// LAN, tens across regions), far below a slot a person would notice. The URL
+// may say otherwise (?dial_timeout=2s&read_timeout=2s&write_timeout=2s).
+const storeTimeout = 500 * time.Millisecond
+
+// bound sets the client's options so that no call stalls: a refused
+// connection fails at once, a silent server within the timeouts, and a
+// context's deadline cuts a call short. Options the URL gives are kept.
+func bound(opt *redis.Options, q url.Values) {
+	if !q.Has("dial_timeout") {
+		opt.DialTimeout = storeTimeout
+	}
+	if !q.Has("read_timeout") {
+		opt.ReadTimeout = storeTimeout
+	}
+	if !q.Has("write_timeout") {
+		opt.WriteTimeout = storeTimeout
+	}
+	if !q.Has("pool_timeout") {
+		opt.PoolTimeout = storeTimeout
+	}
+	if !q.Has("max_retries") {
+		// No retry (go-redis reads 0 as its default, 3): a call that failed is
+		// the slot's answer, and the next slot tries again. A retry would
+		// double the wait for a silent server, and run an acquire twice.
+		opt.MaxRetries = -1
+	}
+	// One dial per call: go-redis's default, 5 dials 100ms apart, made a
+	// refused connection take half a second. (0 would mean that default.)
+	opt.DialerRetries = 1
+	// Deadlines of the callers' contexts (a renewal's, the start-up check's)
+	// reach the socket; without this go-redis only applies its own timeouts.
+	opt.ContextTimeoutEnabled = true
 	opt.PoolSize = 4
 	opt.Protocol = 2
 	opt.DisableIdentity = true
-	return &fleet{client: redis.NewClient(opt), prefix: prefix, server: redactURL(u.Redacted())}, nil
 }
 
 func (f *fleet) lockKey(name string) string  { return f.prefix + name + ":lock" }
 func (f *fleet) stateKey(name string) string { return f.prefix + name + ":state" }
 
+// checkTimeout bounds the start-up check: a server that does not answer
+// within it is taken as down for now (its slots are skipped until it
+// answers), and the first slot is not held up for long.
+const checkTimeout = 300 * time.Millisecond
+
 // check reaches the server once at start-up. A server that is down may come
-// back, and its slots are skipped meanwhile; one that refuses the password or
-// the TLS handshake will not change its mind: that is returned as fatal.
+// back, and its slots are skipped meanwhile; one that answers with an error
+// (wrong password, no such database) or fails the TLS handshake will not
+// change its mind: that is returned as fatal. Errors a server gives while it
+// starts or fails over (LOADING, MASTERDOWN, TRYAGAIN, max clients) are
+// transient.
 func (f *fleet) check(ctx context.Context) (fatal, transient error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	err := f.client.Ping(ctx).Err()
-	var certErr *tls.CertificateVerificationError
-	var recordErr tls.RecordHeaderError
+	var (
+		certErr   *tls.CertificateVerificationError
+		recordErr tls.RecordHeaderError
+		alertErr  tls.AlertError
+		redisErr  redis.Error
+	)
 	switch {
 	case err == nil:
 		return nil, nil
 	case redis.IsAuthError(err) || redis.IsPermissionError(err):
 		return fmt.Errorf("redis at %s refused the credentials: %v; check the user and password in --store", f.server, err), nil
-	case errors.As(err, &certErr) || errors.As(err, &recordErr):
+	case errors.As(err, &certErr) || errors.As(err, &recordErr) || errors.As(err, &alertErr):
 		return fmt.Errorf("redis at %s: TLS failed: %v; check rediss:// against the server's TLS setup", f.server, err), nil
+	case redis.IsLoadingError(err) || redis.IsMasterDownError(err) || redis.IsTryAgainError(err) ||
+		redis.IsMaxClientsError(err) || redis.IsClusterDownError(err):
+	case errors.As(err, &redisErr):
+		return fmt.Errorf("redis at %s refused the connection: %v; check the database number and options in --store", f.server, err), nil
 	}
-	return nil, fmt.Errorf("redis at %s: %v", f.server, err)
+	return nil, fmt.Errorf("redis at %s: %w", f.server, err)
 }
 
 // noPassword makes sure an error message carries no password, whatever a

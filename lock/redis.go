@@ -21,7 +21,20 @@ var ErrStore = errors.New("lock store unavailable")
 
 // Redis is a lock in Redis for jobs that run on several hosts: SET NX PX with
 // a random token, renewed while the run lasts, released by compare-and-delete.
-// Each acquisition takes a fencing token from INCR, strictly increasing.
+// Each acquisition takes a fencing token, strictly increasing even when Redis
+// loses its data: the greater of INCR and the server's clock in microseconds.
+//
+// A lease counts from the moment the last confirmed renewal (or the
+// acquiring SET) was sent: Redis started the key's TTL after that moment, so
+// the key cannot expire before it plus the TTL, on the holder's clock, as long
+// as the two clocks run at about the same rate. The lease is lost at two
+// thirds of the TTL without a confirmed renewal, and expiring (the command
+// must be killed) a margin before the TTL is up; see Margin.
+//
+// Calls to Redis are bounded by the client's timeouts (the lock does not add
+// its own, except for renewals, bounded by the renewal period so the next one
+// can go), and Lock returns as soon as its context ends, even while a reply is
+// awaited: the client only honours deadlines, not cancellation, on a socket.
 type Redis struct {
 	Client *redis.Client
 	Key    string        // the lock's key; the fencing counter is Key+":fence"
@@ -33,9 +46,21 @@ type Redis struct {
 
 // acquire sets the lock if it is free and takes a fencing token with it, in
 // one step: {1, token} when taken, {0, value} with the holder's value when not.
+// The token is the greater of INCR and the server's clock in microseconds
+// (TIME), and the greater is stored back: should the counter vanish (FLUSHALL,
+// a restart without persistence, a failover to a replica that lacks it), the
+// clock still puts the next token above every one handed out before, as long
+// as the server's clock does not go back.
 var acquire = redis.NewScript(`
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return {1, redis.call('INCR', KEYS[2])}
+  local token = redis.call('INCR', KEYS[2])
+  local t = redis.call('TIME')
+  local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if floor > token then
+    token = floor
+    redis.call('SET', KEYS[2], string.format('%d', token))
+  end
+  return {1, token}
 end
 return {0, redis.call('GET', KEYS[1])}
 `)
@@ -59,7 +84,24 @@ return 0
 // redisPoll is how often a waiting Lock tries again.
 const redisPoll = 50 * time.Millisecond
 
-// Lock takes the lock, trying again until wait has passed.
+// minMargin is the least time a lease keeps between killing the command and
+// the key's expiry: enough for SIGKILL to land and the kernel to reap a
+// process group on a busy host.
+const minMargin = 20 * time.Millisecond
+
+// Margin is how long before the key can expire a holder kills what is left
+// of its command: a tenth of the TTL, at least 20ms. It covers the kill and
+// the reaping, the scheduling delay of the timer that fires it, and the drift
+// between the holder's clock and Redis's over one TTL (a tenth is far more
+// than any sane clock-rate error). It never exceeds a third of the TTL, so
+// the lease is always lost (at two thirds) before it expires.
+func Margin(ttl time.Duration) time.Duration {
+	return min(max(ttl/10, minMargin), ttl/3)
+}
+
+// Lock takes the lock, trying again until wait has passed. It returns as soon
+// as ctx ends, even while Redis has not answered: a reply that comes later and
+// took the lock releases it.
 func (r Redis) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -68,24 +110,60 @@ func (r Redis) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
 	value := hex.EncodeToString(b[:]) + " " + strconv.Itoa(os.Getpid()) + " " + r.Host
 	deadline := time.Now().Add(wait)
 	for {
-		res, err := acquire.Run(ctx, r.Client, []string{r.Key, r.Key + ":fence"}, value, r.TTL.Milliseconds()).Slice()
+		sent, res, err := r.tryAcquire(ctx, value)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrStore, r.Where, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrStore, r.Where, err)
 		}
 		if len(res) == 2 && res[0] == int64(1) {
 			token, _ := res[1].(int64)
-			return r.lease(value, token), nil
+			return r.lease(value, token, sent), nil
+		}
+		holder := ""
+		if len(res) == 2 {
+			holder, _ = res[1].(string)
 		}
 		if !time.Now().Before(deadline) {
-			holder, _ := res[1].(string)
 			return nil, &BusyError{Holder: parseRedisHolder(holder)}
 		}
 		select {
 		case <-ctx.Done():
-			holder, _ := res[1].(string)
 			return nil, &BusyError{Holder: parseRedisHolder(holder)}
 		case <-time.After(min(redisPoll, time.Until(deadline))):
 		}
+	}
+}
+
+// tryAcquire runs the acquire script once, and returns when it answers or
+// when ctx ends, whichever comes first: go-redis stops waiting for a reply
+// at a deadline, not at a cancellation, and a stop must not wait for a
+// silent server. An answer that comes after ctx ended and took the lock is
+// released at once. sent is when the script was sent: the lease counts from
+// there.
+func (r Redis) tryAcquire(ctx context.Context, value string) (sent time.Time, res []any, err error) {
+	type answer struct {
+		res []any
+		err error
+	}
+	got := make(chan answer, 1)
+	sent = time.Now()
+	go func() {
+		// The call's own deadline is the client's timeouts; ctx's
+		// cancellation is watched below.
+		res, err := acquire.Run(context.WithoutCancel(ctx), r.Client, []string{r.Key, r.Key + ":fence"}, value, r.TTL.Milliseconds()).Slice()
+		got <- answer{res, err}
+	}()
+	select {
+	case a := <-got:
+		return sent, a.res, a.err
+	case <-ctx.Done():
+		go func() {
+			if a := <-got; a.err == nil && len(a.res) == 2 && a.res[0] == int64(1) {
+				rctx, cancel := context.WithTimeout(context.Background(), r.TTL)
+				defer cancel()
+				_ = release.Run(rctx, r.Client, []string{r.Key}, value).Err()
+			}
+		}()
+		return sent, nil, ctx.Err()
 	}
 }
 
@@ -102,67 +180,133 @@ func parseRedisHolder(value string) Holder {
 	return h
 }
 
-// lease starts renewing the lock every third of its TTL until Unlock.
-func (r Redis) lease(value string, token int64) *redisLease {
-	l := &redisLease{r: r, value: value, token: token, lost: make(chan struct{}), done: make(chan struct{})}
-	l.wg.Add(1)
-	go l.keep()
+// lease starts renewing the lock every third of its TTL until Unlock. sent
+// is when the acquiring script was sent.
+func (r Redis) lease(value string, token int64, sent time.Time) *redisLease {
+	l := &redisLease{r: r, value: value, token: token, lost: make(chan struct{}), expiring: make(chan struct{}), done: make(chan struct{})}
+	l.wg.Add(2)
+	renewals := make(chan renewal, 1)
+	go l.renew(sent, renewals)
+	go l.keep(sent, renewals)
 	return l
 }
 
 type redisLease struct {
-	r      Redis
-	value  string
-	token  int64
-	lost   chan struct{}
-	done   chan struct{}
-	wg     sync.WaitGroup
-	closed sync.Once
+	r        Redis
+	value    string
+	token    int64
+	lost     chan struct{}
+	expiring chan struct{}
+	done     chan struct{}
+	wg       sync.WaitGroup
+	closed   sync.Once
 }
 
-// keep renews the lock. The lock is lost when a renewal finds another value
-// (or none) under the key, or when no renewal has succeeded for a whole TTL:
-// by then the key has expired and another host may hold it.
-func (l *redisLease) keep() {
+// renewal is the outcome of one renewal: when it was sent, and whether Redis
+// confirmed that the key was still ours (held false: it was not; err: no
+// answer).
+type renewal struct {
+	sent time.Time
+	held bool
+	err  error
+}
+
+// renew sends a renewal a third of the TTL after the last one was sent (the
+// first after the acquiring script), until Unlock, even after the lease is
+// lost: the key must outlive whatever is left of the command. Each call is
+// bounded by the period, so that the next one can go.
+func (l *redisLease) renew(sent time.Time, out chan<- renewal) {
 	defer l.wg.Done()
 	every := l.r.TTL / 3
-	last := time.Now()
-	tick := time.NewTicker(every)
-	defer tick.Stop()
+	wait := time.NewTimer(time.Until(sent.Add(every)))
+	defer wait.Stop()
 	for {
 		select {
 		case <-l.done:
 			return
-		case <-tick.C:
+		case <-wait.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), every)
+		sent = time.Now()
+		wait.Reset(time.Until(sent.Add(every)))
+		ctx, cancel := context.WithDeadline(context.Background(), sent.Add(every))
 		n, err := renew.Run(ctx, l.r.Client, []string{l.r.Key}, l.value, l.r.TTL.Milliseconds()).Int64()
 		cancel()
-		switch {
-		case err == nil && n == 1:
-			last = time.Now()
-			continue
-		case err == nil || time.Since(last) >= l.r.TTL:
-			close(l.lost)
+		select {
+		case out <- renewal{sent: sent, held: n == 1, err: err}:
+		case <-l.done:
 			return
 		}
 	}
 }
 
-func (l *redisLease) Lost() <-chan struct{} { return l.lost }
-func (l *redisLease) Token() int64          { return l.token }
+// keep watches the lease's clock: the key cannot expire before the last
+// confirmed send plus the TTL. The lease is lost at two thirds of the TTL
+// after it, or at once when a renewal finds the key gone or another's; it is
+// expiring (the command must die now) a margin before the TTL is up, or at
+// once when the key is gone: another holder may take it any moment.
+func (l *redisLease) keep(confirmed time.Time, renewals <-chan renewal) {
+	defer l.wg.Done()
+	ttl := l.r.TTL
+	lostAt := time.NewTimer(time.Until(confirmed.Add(ttl * 2 / 3)))
+	defer lostAt.Stop()
+	expireAt := time.NewTimer(time.Until(confirmed.Add(ttl - Margin(ttl))))
+	defer expireAt.Stop()
+	isLost, isExpiring := false, false
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-lostAt.C:
+			isLost = true
+			close(l.lost)
+		case <-expireAt.C:
+			isExpiring = true
+			close(l.expiring)
+		case r := <-renewals:
+			switch {
+			case r.err != nil:
+				// No answer: the clock runs on from the last confirmed send.
+			case !r.held:
+				// The key is gone or another's: someone else may hold it now.
+				if !isLost {
+					isLost = true
+					lostAt.Stop()
+					close(l.lost)
+				}
+				if !isExpiring {
+					isExpiring = true
+					expireAt.Stop()
+					close(l.expiring)
+				}
+			case r.sent.After(confirmed):
+				confirmed = r.sent
+				// A late confirmation cannot undo a loss, but it does put the
+				// key's expiry, and so the kill, further off.
+				if !isLost {
+					lostAt.Reset(time.Until(confirmed.Add(ttl * 2 / 3)))
+				}
+				if !isExpiring {
+					expireAt.Reset(time.Until(confirmed.Add(ttl - Margin(ttl))))
+				}
+			}
+		}
+	}
+}
 
-// Expiring is not yet closed by anything: the lease's hard end comes with the lease-safety work.
-func (l *redisLease) Expiring() <-chan struct{} { return nil }
+func (l *redisLease) Lost() <-chan struct{}     { return l.lost }
+func (l *redisLease) Expiring() <-chan struct{} { return l.expiring }
+func (l *redisLease) Token() int64              { return l.token }
 
-// Unlock stops the renewals and deletes the key if it still holds ours.
+// Unlock stops the renewals and deletes the key if it still holds ours (never
+// another holder's, even after the lease was lost). The call is bounded by
+// the client's timeouts and by the TTL, after which the key is gone anyway.
 func (l *redisLease) Unlock() error {
 	l.closed.Do(func() { close(l.done) })
 	l.wg.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), l.r.TTL)
 	defer cancel()
 	if err := release.Run(ctx, l.r.Client, []string{l.r.Key}, l.value).Err(); err != nil {
-		return fmt.Errorf("%w: %s: release: %v", ErrStore, l.r.Where, err)
+		return fmt.Errorf("%w: %s: release: %w", ErrStore, l.r.Where, err)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/everycli/every/internal/redistest"
 )
 
@@ -34,8 +36,10 @@ func TestRedisLockExcludesAndFences(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if tokens[0] != 1 {
-		t.Fatalf("fencing tokens %v, want them to start at 1", tokens)
+	// The first token is the server's clock in microseconds (the counter
+	// starts below it): within a minute of this host's.
+	if now := time.Now().UnixMicro(); tokens[0] < now-int64(time.Minute/time.Microsecond) || tokens[0] > now+int64(time.Minute/time.Microsecond) {
+		t.Fatalf("fencing tokens %v, want the first near the clock in microseconds, %d", tokens, now)
 	}
 	for i := 1; i < len(tokens); i++ {
 		if tokens[i] <= tokens[i-1] {
@@ -149,10 +153,13 @@ func TestRedisScripts(t *testing.T) {
 		t.Errorf("release of our value = %d, key left: %d", n, c.Exists(ctx, "k").Val())
 	}
 
-	// Acquire: only when free; the fence counts acquisitions only.
+	// Acquire: only when free; the fence counts acquisitions only, from a
+	// counter ahead of the clock (as after a burst of acquisitions).
+	far := int64(1) << 52 // Lua numbers are doubles: exact up to 2^53
+	c.Set(ctx, "k:fence", far, 0)
 	res, _ := acquire.Run(ctx, c, []string{"k", "k:fence"}, "a", 60000).Slice()
-	if res[0] != int64(1) || res[1] != int64(1) {
-		t.Errorf("first acquire = %v, want [1 1]", res)
+	if res[0] != int64(1) || res[1] != far+1 {
+		t.Errorf("first acquire = %v, want [1 %d]", res, far+1)
 	}
 	res, _ = acquire.Run(ctx, c, []string{"k", "k:fence"}, "b", 60000).Slice()
 	if res[0] != int64(0) || res[1] != "a" {
@@ -160,8 +167,20 @@ func TestRedisScripts(t *testing.T) {
 	}
 	release.Run(ctx, c, key, "a")
 	res, _ = acquire.Run(ctx, c, []string{"k", "k:fence"}, "b", 60000).Slice()
-	if res[0] != int64(1) || res[1] != int64(2) {
-		t.Errorf("acquire after release = %v, want [1 2]", res)
+	if res[0] != int64(1) || res[1] != far+2 {
+		t.Errorf("acquire after release = %v, want [1 %d]", res, far+2)
+	}
+	// A counter behind the clock (lost, or from a lagging replica) is
+	// raised to the clock, and the clock is stored back.
+	release.Run(ctx, c, key, "b")
+	c.Set(ctx, "k:fence", 5, 0)
+	before := time.Now().UnixMicro()
+	res, _ = acquire.Run(ctx, c, []string{"k", "k:fence"}, "c", 60000).Slice()
+	if tok, _ := res[1].(int64); res[0] != int64(1) || tok < before-int64(time.Minute/time.Microsecond) {
+		t.Errorf("acquire with the counter at 5 = %v, want a token from the clock, about %d", res, before)
+	}
+	if stored, _ := c.Get(ctx, "k:fence").Int64(); stored != res[1] {
+		t.Errorf("counter holds %d after acquire, want the token %v stored back", stored, res[1])
 	}
 }
 
@@ -186,4 +205,219 @@ func BenchmarkRedisLock(b *testing.B) {
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+}
+
+// boundedClient is a client configured as every's fleet client: short
+// timeouts, no retries, contexts' deadlines honoured.
+func boundedClient(t *testing.T, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{
+		Addr: addr, Protocol: 2, DisableIdentity: true,
+		DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond,
+		PoolTimeout: 500 * time.Millisecond, MaxRetries: -1, DialerRetries: 1, ContextTimeoutEnabled: true, PoolSize: 4,
+	})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestMargin(t *testing.T) {
+	tests := []struct {
+		ttl, want time.Duration
+	}{
+		{100 * time.Millisecond, 20 * time.Millisecond}, // the floor
+		{150 * time.Millisecond, 20 * time.Millisecond},
+		{time.Second, 100 * time.Millisecond},
+		{30 * time.Second, 3 * time.Second},
+		{45 * time.Millisecond, 15 * time.Millisecond}, // never past a third: lost comes first
+	}
+	for _, tt := range tests {
+		if got := Margin(tt.ttl); got != tt.want {
+			t.Errorf("Margin(%v) = %v, want %v", tt.ttl, got, tt.want)
+		}
+	}
+}
+
+// TestRedisFencingSurvivesDataLoss: the token after FLUSHALL, or after a
+// restart without persistence, is still greater than every one before.
+func TestRedisFencingSurvivesDataLoss(t *testing.T) {
+	r, srv := newRedisLock(t, 10*time.Second)
+	ctx := context.Background()
+	token := func() int64 {
+		t.Helper()
+		lease, err := r.Lock(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lease.Unlock()
+		return lease.Token()
+	}
+	var tokens []int64
+	for range 3 {
+		tokens = append(tokens, token())
+	}
+	if _, err := srv.Do(ctx, "", "FLUSHALL"); err != nil {
+		t.Fatal(err)
+	}
+	tokens = append(tokens, token())
+	srv.Stop()
+	srv.Restart()
+	tokens = append(tokens, token(), token())
+	for i := 1; i < len(tokens); i++ {
+		if tokens[i] <= tokens[i-1] {
+			t.Fatalf("fencing tokens %v: %d after %d (FLUSHALL after the third, a restart after the fourth)", tokens, tokens[i], tokens[i-1])
+		}
+	}
+}
+
+// TestRedisLeaseClockAcrossPartition: a holder cut off from Redis (a frozen
+// proxy: no answer, no reset) loses its lease at two thirds of the TTL and
+// is told to kill a margin before it, while the key still lives in Redis;
+// no other holder can take the lock until then.
+func TestRedisLeaseClockAcrossPartition(t *testing.T) {
+	srv := redistest.Start(t)
+	proxy := redistest.NewProxy(t, srv.Addr)
+	const ttl = 600 * time.Millisecond
+	a := Redis{Client: boundedClient(t, proxy.Addr), Key: "every:p:lock", TTL: ttl, Host: "a", Where: proxy.Addr}
+	b := Redis{Client: boundedClient(t, srv.Addr), Key: "every:p:lock", TTL: ttl, Host: "b", Where: srv.Addr}
+	ctx := context.Background()
+	lease, err := a.Lock(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Unlock()
+	// Let a renewal or two through, then cut A off.
+	time.Sleep(ttl / 2)
+	proxy.Freeze()
+	cut := time.Now()
+	defer proxy.Thaw()
+
+	select {
+	case <-lease.Lost():
+	case <-time.After(30 * time.Second):
+		t.Fatal("a holder cut off from Redis never lost its lease")
+	}
+	lost := time.Since(cut)
+	select {
+	case <-lease.Expiring():
+	case <-time.After(30 * time.Second):
+		t.Fatal("a holder cut off from Redis was never told to kill")
+	}
+	expiring := time.Since(cut)
+	// The key must still be A's, with at least part of the margin to run:
+	// B cannot have it yet.
+	pttl, err := b.Client.PTTL(ctx, b.Key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, berr := b.Lock(ctx, 0)
+	t.Logf("cut at 0: lost at %v, expiring at %v, key's PTTL then %v", lost, expiring, pttl)
+	if pttl <= 0 || !errors.Is(berr, ErrBusy) {
+		t.Fatalf("when A was told to kill, the key had %v to live and B's Lock gave %v: B could run alongside A", pttl, berr)
+	}
+	// Lost comes at two thirds of the TTL after the last confirmed send,
+	// which was at most a third before the cut.
+	if lost > ttl*2/3+ttl/4 {
+		t.Errorf("lost %v after the cut, want at most 2/3 of %v (plus slack)", lost, ttl)
+	}
+	// Then B takes it, once it has expired.
+	var bl Lease
+	deadline := time.Now().Add(30 * time.Second)
+	for bl == nil {
+		if bl, err = b.Lock(ctx, 0); err != nil && time.Now().After(deadline) {
+			t.Fatalf("B never took the expired lock: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	defer bl.Unlock()
+	if bl.Token() <= lease.Token() {
+		t.Errorf("B's token %d not above A's %d", bl.Token(), lease.Token())
+	}
+}
+
+// TestRedisExpiringAtOnceWhenKeyGone: a renewal that finds the key gone
+// loses the lease and asks for the kill at once: another holder may take it
+// any moment.
+func TestRedisExpiringAtOnceWhenKeyGone(t *testing.T) {
+	r, srv := newRedisLock(t, 3*time.Second)
+	lease, err := r.Lock(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Unlock()
+	if _, err := srv.Do(context.Background(), "", "DEL", r.Key); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	select {
+	case <-lease.Expiring():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the key deleted, the lease never asked for the kill")
+	}
+	select {
+	case <-lease.Lost():
+	default:
+		t.Fatal("expiring but not lost")
+	}
+	// The next renewal (a third of the TTL) found it: not the timer, which
+	// would fire at TTL - margin.
+	if d := time.Since(deleted); d > 2*time.Second {
+		t.Errorf("kill asked %v after the key went, want at the next renewal (1s)", d)
+	}
+}
+
+// TestRedisUnlockAfterLossKeepsOthersKey: a holder whose lease was lost
+// does not delete the next holder's key at Unlock.
+func TestRedisUnlockAfterLossKeepsOthersKey(t *testing.T) {
+	r, srv := newRedisLock(t, 3*time.Second)
+	ctx := context.Background()
+	lease, err := r.Lock(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Do(ctx, "", "DEL", r.Key)
+	other, err := r.Lock(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Unlock()
+	<-lease.Lost()
+	if err := lease.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Lock(ctx, 0); !errors.Is(err, ErrBusy) {
+		t.Fatalf("after the old holder's Unlock, Lock = %v; want busy: the new holder's key kept", err)
+	}
+}
+
+// TestRedisLockReturnsWhenCancelled: a silent server (accepts, never
+// answers) does not hold Lock past its context's end.
+func TestRedisLockReturnsWhenCancelled(t *testing.T) {
+	hole := redistest.NewBlackHole(t)
+	r := Redis{Client: boundedClient(t, hole.Addr), Key: "k", TTL: time.Second, Where: hole.Addr}
+	var took []time.Duration
+	for range 5 {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			time.Sleep(50 * time.Millisecond)
+			cancel()
+		}()
+		start := time.Now()
+		_, err := r.Lock(ctx, 0)
+		took = append(took, time.Since(start))
+		if !errors.Is(err, ErrStore) {
+			t.Fatalf("Lock on a black hole = %v, want ErrStore", err)
+		}
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	t.Logf("Lock cancelled at 50ms returned after %v", took)
+	if took[2] > 150*time.Millisecond {
+		t.Fatalf("Lock cancelled at 50ms returned after %v (median), want at once; the read timeout is 500ms", took[2])
+	}
+	// Uncancelled, it ends at the client's timeout.
+	start := time.Now()
+	if _, err := r.Lock(context.Background(), 0); !errors.Is(err, ErrStore) {
+		t.Fatalf("Lock on a black hole = %v, want ErrStore", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Lock on a black hole took %v, want about the 500ms timeout", d)
+	}
 }
