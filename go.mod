@@ -3,7 +3,6 @@ module github.com/everycli/every
 go 1.26.0
 
 require (
-	github.com/gofrs/flock v0.13.2
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/urfave/cli/v2 v2.27.7

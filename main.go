@@ -200,17 +200,21 @@ func jobFiles(st settings, cfg *runner.Config) error {
 		return usagef("bad --state %q and --lock %q: they name the same file; give each its own", statePath, lockPath)
 	}
 	if statePath != "" {
-		sf := state.File{Path: statePath}
-		if err := sf.CheckWritable(); err != nil {
+		sf := state.File{Path: statePath, Period: cfg.Interval}
+		if err := sf.CheckWritable(); errors.Is(err, state.ErrNotRegular) {
+			return fmt.Errorf("state file %q: %w; remove it, or choose --state or --no-state", statePath, unwrapPath(err))
+		} else if err != nil {
 			return fmt.Errorf("cannot write state file %q: %w; fix the directory's permissions, or choose --state-dir, --state or --no-state", statePath, unwrapPath(err))
 		}
 		cfg.Store = sf
 	}
 	if lockPath != "" {
-		if err := lock.Check(lockPath); err != nil {
+		if err := lock.Check(lockPath); errors.Is(err, lock.ErrNotRegular) {
+			return fmt.Errorf("lock file %q: %w; remove it, or choose --lock or --no-lock", lockPath, unwrapPath(err))
+		} else if err != nil {
 			return fmt.Errorf("cannot create lock file %q: %w; fix the directory's permissions, or choose --state-dir, --lock or --no-lock", lockPath, unwrapPath(err))
 		}
-		cfg.Lock = lock.File{Path: lockPath, Host: cfg.Host}
+		cfg.Lock = lock.File{Path: lockPath}
 	}
 	return nil
 }
@@ -246,7 +250,7 @@ func fleetStore(st settings, cfg *runner.Config) error {
 		cfg.Logger.Warn("store unreachable at start; slots are skipped until it answers", "event", "state_error", "error", noPassword(transient.Error(), raw))
 	}
 	if !st.noState {
-		cfg.Store = state.Redis{Client: f.client, Key: f.stateKey(cfg.Name), Server: f.server}
+		cfg.Store = state.Redis{Client: f.client, Key: f.stateKey(cfg.Name), Period: cfg.Interval, Server: f.server}
 	}
 	if !st.noLock {
 		cfg.Lock = lock.Redis{Client: f.client, Key: f.lockKey(cfg.Name), TTL: st.lockTTL, Host: cfg.Host, Where: f.server}

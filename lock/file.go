@@ -24,9 +24,6 @@ import (
 // (ErrNotRegular) and never opened in a way that can block or follow the link.
 type File struct {
 	Path string
-	// Host is not used: a file lock names no holder (see above). It stays
-	// for callers that still set it.
-	Host string
 }
 
 // ErrNotRegular is the error, wrapped in an *fs.PathError, of a lock path

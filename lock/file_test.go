@@ -142,7 +142,7 @@ func TestFileLockLeavesContent(t *testing.T) {
 	if err := os.WriteFile(path, content, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	f := File{Path: path, Host: "web-1"}
+	f := File{Path: path}
 	for range 3 {
 		if err := Check(path); err != nil {
 			t.Fatal(err)

@@ -57,6 +57,11 @@ func (f *faultyStore) Save(ctx context.Context, r *state.Record) error {
 	return f.memStore.Save(ctx, r)
 }
 
+// Read peeks at the record, as state.File.Read does.
+func (f *faultyStore) Read(time.Time) (*state.Record, error) {
+	return f.memStore.Load(context.Background())
+}
+
 // nonDebug returns the events of a name logged above debug level.
 func nonDebug(events []map[string]any, name string) []map[string]any {
 	var out []map[string]any

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/everycli/every/lock"
+	"github.com/everycli/every/state"
 )
 
 // outcome is what became of one slot.
@@ -39,7 +40,7 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	if stop == nil && err != nil {
 		out.unavailable = true
 		out.next = l.notPast(out.next)
-		stop = l.lockFailed(ctx, err)
+		l.lockFailed(err)
 	}
 	if out.stop = stop; stop != nil || err != nil {
 		return out
@@ -112,19 +113,15 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 }
 
 // lockFailed logs why the lock could not be taken. The holder of a busy file
-// lock is looked up in the record; a stop signal that comes meanwhile is
-// returned.
-func (l *loop) lockFailed(ctx context.Context, err error) os.Signal {
+// lock is looked up in the record.
+func (l *loop) lockFailed(err error) {
 	var busy *lock.BusyError
 	switch {
 	case errors.As(err, &busy):
 		h := busy.Holder
-		if h == (lock.Holder{}) && l.cfg.Store != nil {
-			rec, stop, _ := l.load(ctx)
-			if stop != nil {
-				return stop
-			}
-			if rec != nil && rec.Running {
+		if p, ok := l.cfg.Store.(peeker); ok && h == (lock.Holder{}) {
+			// A file lock names no holder; the holder's record does.
+			if rec, err := p.Read(time.Now()); err == nil && rec != nil && rec.Running {
 				h = lock.Holder{PID: rec.PID, Host: rec.Host}
 			}
 		}
@@ -135,7 +132,12 @@ func (l *loop) lockFailed(ctx context.Context, err error) os.Signal {
 	default:
 		l.repeated(&l.outages.lockErr, "lock", 1, slog.LevelError, "cannot take the lock, skipping the slot", "event", "lock_error", "error", err.Error())
 	}
-	return nil
+}
+
+// peeker is a store that can be read without the lock and without side
+// effects (a corrupt record is not set aside): state.File.
+type peeker interface {
+	Read(now time.Time) (*state.Record, error)
 }
 
 // reconcile reads the record again, under the lock, and joins what it says:

@@ -15,6 +15,9 @@ import (
 type Redis struct {
 	Client *redis.Client
 	Key    string
+	// Period is the job's schedule's period, for the Sane check of Load; 0
+	// when not known.
+	Period time.Duration
 	// Server names the server for messages, without a password.
 	Server string
 }
@@ -22,8 +25,8 @@ type Redis struct {
 // Where names the server and the key.
 func (r Redis) Where() string { return r.Server + " key " + r.Key }
 
-// Load reads the record. One that cannot be parsed is renamed to
-// <key>.corrupt-<unix seconds>.
+// Load reads the record. One that cannot be parsed, or is not Sane, is
+// renamed to <key>.corrupt-<unix seconds>.
 func (r Redis) Load(ctx context.Context) (*Record, error) {
 	b, err := r.Client.Get(ctx, r.Key).Bytes()
 	if errors.Is(err, redis.Nil) {
@@ -33,6 +36,9 @@ func (r Redis) Load(ctx context.Context) (*Record, error) {
 		return nil, fmt.Errorf("read state from %s: %w", r.Where(), err)
 	}
 	rec, err := Decode(b)
+	if err == nil {
+		err = rec.Sane(time.Now(), r.Period)
+	}
 	if err == nil {
 		return rec, nil
 	}
