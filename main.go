@@ -202,7 +202,7 @@ func jobFiles(st settings, cfg *runner.Config) error {
 	if statePath != "" {
 		sf := state.File{Path: statePath, Period: cfg.Interval}
 		if err := sf.CheckWritable(); errors.Is(err, state.ErrNotRegular) {
-			return fmt.Errorf("state file %q: %w; remove it, or choose --state or --no-state", statePath, unwrapPath(err))
+			return fmt.Errorf("cannot write state file %q: %w; remove it, or choose --state or --no-state", statePath, unwrapPath(err))
 		} else if err != nil {
 			return fmt.Errorf("cannot write state file %q: %w; fix the directory's permissions, or choose --state-dir, --state or --no-state", statePath, unwrapPath(err))
 		}
@@ -210,7 +210,7 @@ func jobFiles(st settings, cfg *runner.Config) error {
 	}
 	if lockPath != "" {
 		if err := lock.Check(lockPath); errors.Is(err, lock.ErrNotRegular) {
-			return fmt.Errorf("lock file %q: %w; remove it, or choose --lock or --no-lock", lockPath, unwrapPath(err))
+			return fmt.Errorf("cannot create lock file %q: %w; remove it, or choose --lock or --no-lock", lockPath, unwrapPath(err))
 		} else if err != nil {
 			return fmt.Errorf("cannot create lock file %q: %w; fix the directory's permissions, or choose --state-dir, --lock or --no-lock", lockPath, unwrapPath(err))
 		}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -75,13 +76,25 @@ func (l *loop) repeated(o *outage, key string, n int, level slog.Level, msg stri
 	count, due := o.note(time.Now(), key, n)
 	switch {
 	case !due:
-		l.log.Debug(msg, append(attrs, "count", n)...)
+		l.log.Debug(msg, withCount(attrs, n)...)
 		return
 	case !first:
 		level = min(level, slog.LevelWarn)
 		attrs = append(attrs, "since", o.since.Round(0).UTC(), "repeated", true)
 	}
-	l.log.Log(context.Background(), level, msg, append(attrs, "count", count)...)
+	l.log.Log(context.Background(), level, msg, withCount(attrs, count)...)
+}
+
+// withCount puts "count" after a skip's reason, where a reader of the log
+// looks for it, or else last.
+func withCount(attrs []any, n int) []any {
+	at := len(attrs)
+	for i := 0; i+1 < len(attrs); i += 2 {
+		if attrs[i] == "reason" {
+			at = i + 2
+		}
+	}
+	return slices.Concat(attrs[:at:at], []any{"count", n}, attrs[at:])
 }
 
 // ended logs the end of a repeated error, with the count of occurrences no
@@ -96,5 +109,5 @@ func (l *loop) ended(o *outage, always bool, msg string, attrs ...any) {
 	if !ok {
 		total, unshown = n, 0
 	}
-	l.log.Info(msg, append(attrs, "count", unshown, "total", total, "since", since.Round(0).UTC(), "ended", true)...)
+	l.log.Info(msg, append(withCount(attrs, unshown), "total", total, "since", since.Round(0).UTC(), "ended", true)...)
 }

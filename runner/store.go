@@ -78,7 +78,11 @@ func (l *loop) lock(ctx context.Context) (lock.Lease, os.Signal, error) {
 		err   error
 	)
 	stop, _ := l.storeCall(ctx, false, func(ctx context.Context) {
-		lease, err = l.cfg.Lock.Lock(ctx, l.cfg.LockWait)
+		lease, err = l.cfg.Lock.Lock(ctx, 0)
+		if errors.Is(err, lock.ErrBusy) && l.cfg.LockWait > 0 {
+			l.log.Debug("lock busy, waiting", "event", "skip", "reason", "locked", "count", 0, "wait_ms", l.cfg.LockWait.Milliseconds())
+			lease, err = l.cfg.Lock.Lock(ctx, l.cfg.LockWait)
+		}
 		if lease != nil && ctx.Err() != nil {
 			_ = lease.Unlock() // taken too late: the loop has stopped
 			lease, err = nil, ctx.Err()
@@ -123,7 +127,7 @@ func (l *loop) load(ctx context.Context) (*state.Record, os.Signal, error) {
 	}
 	var corrupt *state.CorruptError
 	if errors.As(err, &corrupt) {
-		l.log.Warn("state cannot be parsed, starting fresh", "event", "state_error", "state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Err.Error())
+		l.log.Warn("state cannot be used, starting fresh", "event", "state_error", "state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Err.Error())
 		return nil, nil, nil
 	}
 	return rec, nil, err
