@@ -25,8 +25,11 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Cmds:                scriptCmds,
 		Condition: func(cond string) (bool, error) {
-			if cond == "redis" {
+			switch cond {
+			case "redis":
 				return redisCondition()
+			case "tmpfs":
+				return tmpfsCondition()
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
