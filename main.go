@@ -253,6 +253,10 @@ func fleetStore(st settings, cfg *runner.Config) error {
 		cfg.Store = state.Redis{Client: f.client, Key: f.stateKey(cfg.Name), Period: cfg.Interval, Server: f.server}
 	}
 	if !st.noLock {
+		// The command must be dead before the lease can expire: a grace that
+		// cannot fit inside the TTL is shortened. (A lost lease kills at
+		// TTL minus the margin whatever the grace; this keeps the two apart.)
+		cfg.KillAfter = min(cfg.KillAfter, st.lockTTL-lock.Margin(st.lockTTL))
 		cfg.Lock = lock.Redis{Client: f.client, Key: f.lockKey(cfg.Name), TTL: st.lockTTL, Host: cfg.Host, Where: f.server}
 	}
 	return nil
