@@ -58,12 +58,11 @@ func Exec(ctx context.Context, a Attempt) Result {
 		// Should every die, even by SIGKILL, the child must not run on unsupervised.
 		Pdeathsig: syscall.SIGKILL,
 	}
-	before, err := procs.start(cmd)
+	esc, err := procs.start(cmd)
 	if err != nil {
 		return Result{Outcome: Failure, ExitCode: StartErrorCode(err), Err: err}
 	}
 	pgid := cmd.Process.Pid
-	esc := &escapees{r: procs, before: before}
 	waited := make(chan error, 1)
 	go func() {
 		exited := awaitExit(pgid)

@@ -69,18 +69,19 @@ func (r *reaper) enable() {
 	})
 }
 
-// start starts cmd as a registered child, and returns the unregistered
-// children that were there before: not the command's doing.
-func (r *reaper) start(cmd *exec.Cmd) (before map[procKey]bool, err error) {
+// start starts cmd as a registered child. It returns the command's
+// escapees-to-be: the orphans every will inherit, less those there before,
+// which are not the command's doing.
+func (r *reaper) start(cmd *exec.Cmd) (*escapees, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	before = map[procKey]bool{}
-	r.eachOrphan(func(k procKey, _ byte) { before[k] = true })
+	e := &escapees{r: r, before: map[procKey]bool{}}
+	r.eachOrphan(func(k procKey, _ byte) { e.before[k] = true })
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	r.ours[cmd.Process.Pid] = true
-	return before, nil
+	return e, nil
 }
 
 // forget is called once cmd.Wait has reaped pid. An orphan that ended behind
@@ -108,22 +109,12 @@ func (r *reaper) reapLocked() {
 		if err != nil || info.Signo == 0 {
 			return
 		}
-		if pid := siginfoPid(&info); !r.ours[pid] {
-			if !reapPid(pid) {
-				return
-			}
-			continue
-		}
-		// A registered zombie comes first and may hide others until Wait
-		// reaps it: look at them all.
-		n := 0
-		r.eachOrphan(func(k procKey, state byte) {
-			if state == 'Z' && reapPid(k.pid) {
-				n++
-			}
-		})
-		if n == 0 {
-			return // the zombies are registered: Wait, then forget, reap them
+		// waitid names the first zombie it finds. When that one is
+		// registered, it may hide others: forget, once Wait has reaped it,
+		// comes back here for them.
+		pid := siginfoPid(&info)
+		if r.ours[pid] || !reapPid(pid) {
+			return
 		}
 	}
 }
@@ -157,11 +148,12 @@ type procKey struct {
 	start uint64
 }
 
-// eachOrphan calls f with each unregistered child and its state ('Z' for a
-// zombie). r.mu must be held: the pids stay every's unreaped children until
-// it is released, so f may signal them.
+// eachOrphan calls f with each orphan re-parented to every (each
+// unregistered child) and its state ('Z' for a zombie). r.mu must be held:
+// the pids stay every's unreaped children until it is released, so f may
+// signal them.
 func (r *reaper) eachOrphan(f func(k procKey, state byte)) {
-	for _, pid := range r.children() {
+	for _, pid := range r.orphans() {
 		if r.ours[pid] {
 			continue
 		}
@@ -173,32 +165,48 @@ func (r *reaper) eachOrphan(f func(k procKey, state byte)) {
 	}
 }
 
-// children returns the pids of every's children. A child is on the list of
-// the thread that forked it, an orphan on the one the kernel chose: all the
-// threads' lists are read. They are exact for children that cannot come or
-// go meanwhile; others are found on the next look.
-func (r *reaper) children() []int {
+// orphans returns the pids of every's children that include those
+// re-parented to it. A child is on the list of the thread that forked it,
+// an orphan on that of the first living thread, the main thread: its list is
+// one file to read. Should the main thread be gone, the lists of all
+// threads are read. They are exact for children that do not come or go
+// meanwhile; others are found on the next look.
+func (r *reaper) orphans() []int {
 	if !r.childrenFiles {
 		return r.childrenByStat()
 	}
+	pids, err := r.threadChildren(strconv.Itoa(os.Getpid()), nil)
+	if err == nil {
+		return pids
+	}
+	return r.allChildren(nil)
+}
+
+// allChildren appends the children of all threads to pids.
+func (r *reaper) allChildren(pids []int) []int {
 	tasks, err := readDirNames("/proc/self/task")
 	if err != nil {
-		return nil
+		return pids
 	}
-	var pids []int
-	for _, tid := range tasks {
-		b, err := readFile("/proc/self/task/"+tid+"/children", r.buf[:0])
-		r.buf = b[:0]
-		if err != nil {
-			continue // a thread that ended
-		}
-		for _, f := range bytes.Fields(b) {
-			if pid, err := strconv.Atoi(string(f)); err == nil {
-				pids = append(pids, pid)
-			}
-		}
+	for _, t := range tasks {
+		pids, _ = r.threadChildren(t, pids) // a thread may just have ended
 	}
 	return pids
+}
+
+// threadChildren appends the pids of thread tid's children to pids.
+func (r *reaper) threadChildren(tid string, pids []int) ([]int, error) {
+	b, err := readFile("/proc/self/task/"+tid+"/children", r.buf[:0])
+	r.buf = b[:0]
+	if err != nil {
+		return pids, err
+	}
+	for _, f := range bytes.Fields(b) {
+		if pid, err := strconv.Atoi(string(f)); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
 }
 
 // childrenByStat finds every's children by their parent pid, for kernels
@@ -229,29 +237,35 @@ type stat struct {
 	start uint64 // clock ticks after boot
 }
 
-// readStat reads /proc/PID/stat.
+// readStat reads /proc/PID/stat with r.buf; r.mu must be held.
 func (r *reaper) readStat(pid int) (stat, error) {
-	b, err := readFile("/proc/"+strconv.Itoa(pid)+"/stat", r.buf[:0])
+	st, b, err := readStat(pid, r.buf[:0])
 	r.buf = b[:0]
+	return st, err
+}
+
+// readStat reads /proc/PID/stat into buf, and returns buf as it grew.
+func readStat(pid int, buf []byte) (stat, []byte, error) {
+	b, err := readFile("/proc/"+strconv.Itoa(pid)+"/stat", buf)
 	if err != nil {
-		return stat{}, err
+		return stat{}, b, err
 	}
 	// The command name, in parentheses, may hold anything: the fields
 	// follow its last ')'. After it: state (3), ppid (4), ... starttime (22).
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return stat{}, fmt.Errorf("read /proc/%d/stat: no command name in %q", pid, b)
+		return stat{}, b, fmt.Errorf("read /proc/%d/stat: no command name in %q", pid, b)
 	}
 	fields := bytes.Fields(b[i+1:])
 	if len(fields) < 20 || len(fields[0]) != 1 {
-		return stat{}, fmt.Errorf("read /proc/%d/stat: %d fields after the command name, want 20 or more", pid, len(fields))
+		return stat{}, b, fmt.Errorf("read /proc/%d/stat: %d fields after the command name, want 20 or more", pid, len(fields))
 	}
 	ppid, err1 := strconv.Atoi(string(fields[1]))
 	start, err2 := strconv.ParseUint(string(fields[19]), 10, 64)
 	if err := errors.Join(err1, err2); err != nil {
-		return stat{}, fmt.Errorf("read /proc/%d/stat: %w", pid, err)
+		return stat{}, b, fmt.Errorf("read /proc/%d/stat: %w", pid, err)
 	}
-	return stat{state: fields[0][0], ppid: ppid, start: start}, nil
+	return stat{state: fields[0][0], ppid: ppid, start: start}, b, nil
 }
 
 // readFile reads a small /proc file into buf with plain system calls: this
