@@ -63,6 +63,7 @@ func Exec(ctx context.Context, a Attempt) Result {
 		return Result{Outcome: Failure, ExitCode: StartErrorCode(err), Err: err}
 	}
 	pgid := cmd.Process.Pid
+	esc.pgid = pgid
 	waited := make(chan error, 1)
 	go func() {
 		exited := awaitExit(pgid)

@@ -42,8 +42,12 @@ type reaper struct {
 	// at the children that may reap or signal one.
 	mu   sync.Mutex
 	ours map[int]bool // the children an exec.Cmd waits for
+	// ownProc says whether /proc is that of every's PID namespace: the pids
+	// it lists are every's to signal. Not so after unshare --pid without
+	// --mount-proc: escapees are then out of reach (orphans are still reaped).
+	ownProc bool
 	// childrenFiles says whether /proc/self/task/*/children exists
-	// (CONFIG_PROC_CHILDREN); without it, children scans /proc/*/stat.
+	// (CONFIG_PROC_CHILDREN); without it, orphans scans /proc/*/stat.
 	childrenFiles bool
 	buf           []byte
 }
@@ -54,6 +58,8 @@ func (r *reaper) enable() {
 		// Should this fail (Linux < 3.4), escapees go to init as before; the
 		// group is still swept.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+		self, _ := os.Readlink("/proc/self")
+		r.ownProc = self == strconv.Itoa(os.Getpid())
 		_, err := os.Stat(fmt.Sprintf("/proc/self/task/%d/children", unix.Gettid()))
 		r.childrenFiles = err == nil
 		// A handled signal is reset to its default at exec: the command does
@@ -76,7 +82,7 @@ func (r *reaper) start(cmd *exec.Cmd) (*escapees, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := &escapees{r: r, before: map[procKey]bool{}}
-	r.eachOrphan(func(k procKey, _ byte) { e.before[k] = true })
+	r.eachOrphan(func(k procKey, _ stat) { e.before[k] = true })
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -149,10 +155,10 @@ type procKey struct {
 }
 
 // eachOrphan calls f with each orphan re-parented to every (each
-// unregistered child) and its state ('Z' for a zombie). r.mu must be held:
+// unregistered child) and what its stat says. r.mu must be held:
 // the pids stay every's unreaped children until it is released, so f may
 // signal them.
-func (r *reaper) eachOrphan(f func(k procKey, state byte)) {
+func (r *reaper) eachOrphan(f func(k procKey, st stat)) {
 	for _, pid := range r.orphans() {
 		if r.ours[pid] {
 			continue
@@ -161,7 +167,7 @@ func (r *reaper) eachOrphan(f func(k procKey, state byte)) {
 		if err != nil {
 			continue // not a child any more: it was just reaped by pid
 		}
-		f(procKey{pid, st.start}, st.state)
+		f(procKey{pid, st.start}, st)
 	}
 }
 
@@ -172,6 +178,9 @@ func (r *reaper) eachOrphan(f func(k procKey, state byte)) {
 // threads are read. They are exact for children that do not come or go
 // meanwhile; others are found on the next look.
 func (r *reaper) orphans() []int {
+	if !r.ownProc {
+		return nil
+	}
 	if !r.childrenFiles {
 		return r.childrenByStat()
 	}
@@ -232,8 +241,9 @@ func (r *reaper) childrenByStat() []int {
 
 // stat is what every reads of /proc/PID/stat.
 type stat struct {
-	state byte
+	state byte // 'Z' for a zombie
 	ppid  int
+	pgrp  int
 	start uint64 // clock ticks after boot
 }
 
@@ -251,7 +261,8 @@ func readStat(pid int, buf []byte) (stat, []byte, error) {
 		return stat{}, b, err
 	}
 	// The command name, in parentheses, may hold anything: the fields
-	// follow its last ')'. After it: state (3), ppid (4), ... starttime (22).
+	// follow its last ')'. After it: state (3), ppid (4), pgrp (5), ...
+	// starttime (22).
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return stat{}, b, fmt.Errorf("read /proc/%d/stat: no command name in %q", pid, b)
@@ -261,11 +272,12 @@ func readStat(pid int, buf []byte) (stat, []byte, error) {
 		return stat{}, b, fmt.Errorf("read /proc/%d/stat: %d fields after the command name, want 20 or more", pid, len(fields))
 	}
 	ppid, err1 := strconv.Atoi(string(fields[1]))
-	start, err2 := strconv.ParseUint(string(fields[19]), 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
+	pgrp, err2 := strconv.Atoi(string(fields[2]))
+	start, err3 := strconv.ParseUint(string(fields[19]), 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return stat{}, b, fmt.Errorf("read /proc/%d/stat: %w", pid, err)
 	}
-	return stat{state: fields[0][0], ppid: ppid, start: start}, b, nil
+	return stat{state: fields[0][0], ppid: ppid, pgrp: pgrp, start: start}, b, nil
 }
 
 // readFile reads a small /proc file into buf with plain system calls: this
@@ -308,13 +320,19 @@ func readDirNames(dir string) ([]string, error) {
 // ended: a process stuck in the kernel (state D) may take a while to die.
 const sweepBound = 3 * time.Second
 
-// escapees are the processes an attempt's command left outside its process
-// group, once re-parented to every: its unregistered children that were not
-// there when the attempt started.
+// escapees are the processes of an attempt's command that were re-parented
+// to every, whether they left its process group (setsid) or not: every's
+// unregistered children that were not there when the attempt started. Only
+// every's unreaped children are signalled: never a pid read elsewhere, which
+// may since have been reused by a process that is none of every's business.
 type escapees struct {
 	r      *reaper
+	pgid   int // the command's process group
 	before map[procKey]bool
 	sent   map[procKey]syscall.Signal
+	// escaped counts those that had left the group: the others are the
+	// group's members, which the group's signals reach anyway.
+	escaped map[procKey]bool
 }
 
 // signal sends sig to each escapee that has not had it yet, and reaps those
@@ -322,20 +340,23 @@ type escapees struct {
 func (e *escapees) signal(sig syscall.Signal) (alive int) {
 	e.r.mu.Lock()
 	defer e.r.mu.Unlock()
-	e.r.eachOrphan(func(k procKey, state byte) {
+	e.r.eachOrphan(func(k procKey, st stat) {
 		if e.before[k] {
 			return
 		}
-		if state == 'Z' {
+		if st.state == 'Z' {
 			reapPid(k.pid)
 			return
 		}
 		alive++
 		if sig != 0 && e.sent[k] != sig {
 			if e.sent == nil {
-				e.sent = map[procKey]syscall.Signal{}
+				e.sent, e.escaped = map[procKey]syscall.Signal{}, map[procKey]bool{}
 			}
 			e.sent[k] = sig
+			if st.pgrp != e.pgid {
+				e.escaped[k] = true
+			}
 			_ = unix.Kill(k.pid, sig)
 		}
 	})
@@ -343,18 +364,18 @@ func (e *escapees) signal(sig syscall.Signal) (alive int) {
 }
 
 // kill SIGKILLs the escapees until none is left, as those killed leave
-// theirs to every in turn, for sweepBound at most. It returns how many it
-// killed and how many survive.
-func (e *escapees) kill() (killed, survive int) {
+// theirs to every in turn, for sweepBound at most. It returns how many of
+// those signalled had left the process group, and how many survive.
+func (e *escapees) kill() (escaped, survive int) {
 	deadline := time.Now().Add(sweepBound)
 	pause := 100 * time.Microsecond
 	for {
 		n := e.signal(syscall.SIGKILL)
 		if n == 0 {
-			return len(e.sent), 0
+			return len(e.escaped), 0
 		}
 		if time.Now().After(deadline) {
-			return len(e.sent), n
+			return len(e.escaped), n
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 20*time.Millisecond)
