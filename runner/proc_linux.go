@@ -50,6 +50,7 @@ type reaper struct {
 	// (CONFIG_PROC_CHILDREN); without it, orphans scans /proc/*/stat.
 	childrenFiles bool
 	buf           []byte
+	reads         int // /proc files read, for the cost test
 }
 
 // enable makes every a child subreaper and starts reaping orphans, once.
@@ -205,6 +206,7 @@ func (r *reaper) allChildren(pids []int) []int {
 
 // threadChildren appends the pids of thread tid's children to pids.
 func (r *reaper) threadChildren(tid string, pids []int) ([]int, error) {
+	r.reads++
 	b, err := readFile("/proc/self/task/"+tid+"/children", r.buf[:0])
 	r.buf = b[:0]
 	if err != nil {
@@ -249,6 +251,7 @@ type stat struct {
 
 // readStat reads /proc/PID/stat with r.buf; r.mu must be held.
 func (r *reaper) readStat(pid int) (stat, error) {
+	r.reads++
 	st, b, err := readStat(pid, r.buf[:0])
 	r.buf = b[:0]
 	return st, err

@@ -357,9 +357,20 @@ func TestReaperCost(t *testing.T) {
 		procs.mu.Unlock()
 	}
 	lookAll := time.Since(t0) / n
+	procs.mu.Lock()
+	reads := procs.reads
+	procs.mu.Unlock()
+	e.signal(0)
+	procs.mu.Lock()
+	reads = procs.reads - reads
+	procs.mu.Unlock()
+	if reads != 1 {
+		t.Errorf("a look at escapees, with none there, read %d /proc files, want 1", reads)
+	}
 	perRun := 2*reap + 2*look
 	t.Logf("reap %v, look at the main thread's children %v: per run %v (were the main thread gone, a look at all %d threads' would take %v)", reap, look, perRun, threads(), lookAll)
-	if limit := 100 * time.Microsecond; perRun > limit {
+	// Generous: the machine may be loaded.
+	if limit := time.Millisecond; perRun > limit {
 		t.Errorf("per run %v, want under %v", perRun, limit)
 	}
 }
