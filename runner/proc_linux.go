@@ -109,8 +109,8 @@ func (r *reaper) reap() {
 
 func (r *reaper) reapLocked() {
 	for {
-		// A cheap look first: is any child a zombie at all? WNOWAIT leaves it
-		// to whoever it belongs to.
+		// One system call: is any child a zombie, and which? WNOWAIT leaves
+		// it unreaped: it may be one that an exec.Cmd waits for.
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil)
 		if err != nil || info.Signo == 0 {
