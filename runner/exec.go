@@ -34,10 +34,19 @@ type Attempt struct {
 // on timeout; context.Cause(ctx) says why.
 type ExecFunc func(ctx context.Context, a Attempt) Result
 
+// escapeeTick is how often a stopping attempt looks for escapees newly
+// re-parented to every (the children of one that just died), to pass the
+// stop signal on to them too.
+const escapeeTick = 20 * time.Millisecond
+
 // Exec runs an attempt as a real process. The child gets a process group of its
 // own, so that a timeout or a stop reaches everything it started, and a terminal's
-// Ctrl-C reaches only every, which then decides what the child gets.
+// Ctrl-C reaches only every, which then decides what the child gets. What
+// leaves the group (setsid, a double fork) is re-parented to every, a child
+// subreaper, and gets the same signals as the group: Exec returns once the
+// command's whole tree is dead and reaped, as far as every can reach it.
 func Exec(ctx context.Context, a Attempt) Result {
+	procs.enable()
 	cmd := exec.Command(a.Argv[0], a.Argv[1:]...)
 	cmd.Env = a.Env
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr // *os.File: passed straight through, no copying
@@ -49,26 +58,53 @@ func Exec(ctx context.Context, a Attempt) Result {
 		// Should every die, even by SIGKILL, the child must not run on unsupervised.
 		Pdeathsig: syscall.SIGKILL,
 	}
-	if err := cmd.Start(); err != nil {
+	esc, err := procs.start(cmd)
+	if err != nil {
 		return Result{Outcome: Failure, ExitCode: StartErrorCode(err), Err: err}
 	}
 	pgid := cmd.Process.Pid
+	esc.pgid = pgid
 	waited := make(chan error, 1)
 	go func() {
-		awaitExit(pgid)
-		waited <- cmd.Wait()
+		exited := awaitExit(pgid)
+		// The leader is gone; sweep whatever it left behind in its group,
+		// while its pid, the group's id, cannot be reused: it is not reaped yet.
+		if exited {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		err := cmd.Wait()
+		if !exited {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		procs.forget(pgid)
+		waited <- err
 	}()
 
 	var (
 		outcome   = Success
+		level     syscall.Signal // what escapees get: the stop signal, then SIGKILL
 		grace     *time.Timer
 		graceDone <-chan time.Time
+		tick      *time.Ticker
+		ticks     <-chan time.Time
 		ctxDone   = ctx.Done()
 		kill      = a.Kill
 	)
-	stop := func(sig syscall.Signal) {
+	send := func(sig syscall.Signal) {
 		_ = syscall.Kill(-pgid, sig)
-		if grace == nil {
+		if level != syscall.SIGKILL {
+			level = sig
+		}
+		esc.signal(level)
+		if tick == nil {
+			tick = time.NewTicker(escapeeTick)
+			ticks = tick.C
+		}
+	}
+	stop := func(sig syscall.Signal) {
+		send(sig)
+		// --kill-after 0 is no SIGKILL at all, as timeout -k 0.
+		if grace == nil && a.KillAfter > 0 {
 			grace = time.NewTimer(a.KillAfter)
 			graceDone = grace.C
 		}
@@ -79,8 +115,16 @@ func Exec(ctx context.Context, a Attempt) Result {
 			if grace != nil {
 				grace.Stop()
 			}
-			// The leader is gone; sweep whatever it left behind in its group.
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			if tick != nil {
+				tick.Stop()
+			}
+			// Whatever left the group dies with it, as in a systemd service's
+			// control group once its main process has exited.
+			if n, survive := esc.kill(); survive > 0 {
+				a.Logger.Error("processes the command left behind survive SIGKILL", "event", "kill", "count", survive, "after", sweepBound.String())
+			} else if n > 0 && level == 0 {
+				a.Logger.Warn("killed processes the command left behind", "event", "kill", "count", n, "reason", "left behind")
+			}
 			return classify(cmd, err, outcome)
 		case <-ctxDone:
 			ctxDone = nil
@@ -100,7 +144,7 @@ func Exec(ctx context.Context, a Attempt) Result {
 			}
 			if outcome == Interrupted {
 				a.Logger.Warn("killing the process group", "event", "kill", "pgid", pgid, "reason", "second signal")
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				send(syscall.SIGKILL)
 				continue
 			}
 			outcome = Interrupted
@@ -108,11 +152,13 @@ func Exec(ctx context.Context, a Attempt) Result {
 		case <-kill:
 			kill = nil
 			a.Logger.Warn("killing the process group", "event", "kill", "pgid", pgid, "reason", "lease expiring")
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			send(syscall.SIGKILL)
 		case <-graceDone:
 			graceDone = nil
 			a.Logger.Warn("killing the process group", "event", "kill", "pgid", pgid, "after", a.KillAfter.String())
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			send(syscall.SIGKILL)
+		case <-ticks:
+			esc.signal(level)
 		}
 	}
 }

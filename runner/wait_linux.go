@@ -13,9 +13,11 @@ import (
 // exec.Cmd.Wait then returns at once. It waits on a pidfd through the
 // runtime's poller: a goroutine parked there costs nothing, while one blocked
 // in wait4 keeps the runtime's monitor thread waking dozens of times a
-// second for the whole run. Where pidfds are missing (Linux < 5.3) it returns
-// at once, and Wait blocks as usual.
-func awaitExit(pid int) {
+// second for the whole run. It reports whether it saw the exit: until Wait,
+// the process is a zombie whose pid (and process group id) cannot be reused.
+// Where pidfds are missing (Linux < 5.3) it returns false at once, and Wait
+// blocks as usual.
+func awaitExit(pid int) bool {
 	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
 	if errors.Is(err, unix.EINVAL) { // PIDFD_NONBLOCK needs Linux 5.10
 		if fd, err = unix.PidfdOpen(pid, 0); err == nil {
@@ -23,20 +25,23 @@ func awaitExit(pid int) {
 		}
 	}
 	if err != nil {
-		return
+		return false
 	}
 	f := os.NewFile(uintptr(fd), "pidfd")
 	defer f.Close()
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return
+		return false
 	}
-	_ = rc.Read(func(uintptr) bool {
+	exited := false
+	err = rc.Read(func(uintptr) bool {
 		// WNOWAIT: look, but leave the reaping to Wait.
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		return err != nil || info.Signo != 0
+		exited = err == nil && info.Signo != 0
+		return err != nil || exited
 	})
+	return err == nil && exited
 }
 
 // earlyWake is how long before a slot the Go timer wakes the loop, for

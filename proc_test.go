@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// Script commands for the process-tree scripts (proc_*.txtar).
+func init() {
+	// dead PIDFILE...: each process has ended already, without waiting: every
+	// must not exit before what its command left behind is dead.
+	scriptCmds["dead"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg {
+			ts.Fatalf("unsupported: ! dead; use gone !")
+		}
+		for _, a := range args {
+			if pid := readPid(ts, a); alive(pid) {
+				ts.Fatalf("process %d (%s) still runs", pid, a)
+			}
+		}
+	}
+	// cleanup PIDFILE...: at the end of the script, whatever happened, kill
+	// each process still running, so a failing script leaves nothing behind.
+	scriptCmds["cleanup"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		for _, a := range args {
+			name := ts.MkAbs(a)
+			ts.Defer(func() {
+				b, err := os.ReadFile(name)
+				if err != nil {
+					return
+				}
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && alive(pid) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+		}
+	}
+	// checkpidns: try whether unshare(1) can make a PID namespace here (it
+	// needs root, or user namespaces); if so, put a program named
+	// pidns-permitted on PATH, for the script to skip on
+	// [!exec:pidns-permitted]: a custom command cannot skip a script.
+	scriptCmds["checkpidns"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		out, err := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "true").CombinedOutput()
+		if err != nil {
+			ts.Logf("cannot make a PID namespace: unshare --pid --fork --mount-proc true: %v: %s", err, bytes.TrimSpace(out))
+			return
+		}
+		bin := ts.MkAbs(".pidns-bin")
+		ts.Check(os.MkdirAll(bin, 0o755))
+		ts.Check(os.WriteFile(filepath.Join(bin, "pidns-permitted"), []byte("#!/bin/sh\n"), 0o755))
+		ts.Setenv("PATH", bin+string(filepath.ListSeparator)+ts.Getenv("PATH"))
+	}
+	// findpid1 PIDFILE: wait for the every that runs as PID 1 of its own
+	// namespace, in this script's directory, and write its pid (as this
+	// namespace sees it) to PIDFILE.
+	scriptCmds["findpid1"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 {
+			ts.Fatalf("usage: findpid1 PIDFILE")
+		}
+		wd := ts.MkAbs(".")
+		deadline := time.Now().Add(waitBound)
+		for time.Now().Before(deadline) {
+			if pid := findPid1(wd); pid != 0 {
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strconv.Itoa(pid)), 0o644))
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		ts.Fatalf("no every as PID 1 in %s within %v", wd, waitBound)
+	}
+	// nsorphan PIDFILE: from outside, enter the PID namespace of the process
+	// in PIDFILE and leave an orphan there that ends at once: its init
+	// inherits it, though it never started it.
+	scriptCmds["nsorphan"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 {
+			ts.Fatalf("usage: nsorphan PIDFILE")
+		}
+		out, err := exec.Command("nsenter", "-t", strconv.Itoa(readPid(ts, args[0])), "--pid", "--",
+			"sh", "-c", "(sleep 0.05 &)").CombinedOutput()
+		if err != nil {
+			ts.Fatalf("nsenter: %v: %s", err, out)
+		}
+	}
+	// nochildren PIDFILE: wait until the process has no child left, not even
+	// a zombie.
+	scriptCmds["nochildren"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 {
+			ts.Fatalf("usage: nochildren PIDFILE")
+		}
+		pid := readPid(ts, args[0])
+		deadline := time.Now().Add(waitBound)
+		for {
+			kids := childStates(pid)
+			if len(kids) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("process %d still has children after %v: %s", pid, waitBound, strings.Join(kids, ", "))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// findPid1 returns the pid of a process named every, with working directory
+// wd, that is PID 1 of its own namespace, or 0.
+func findPid1(wd string) int {
+	names, _ := filepath.Glob("/proc/[0-9]*")
+	for _, dir := range names {
+		if cwd, err := os.Readlink(dir + "/cwd"); err != nil || cwd != wd {
+			continue
+		}
+		status, err := os.ReadFile(dir + "/status")
+		if err != nil {
+			continue
+		}
+		var name, nspid string
+		for line := range strings.SplitSeq(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "Name:"); ok {
+				name = strings.TrimSpace(v)
+			}
+			if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				nspid = v
+			}
+		}
+		f := strings.Fields(nspid)
+		if name == "every" && len(f) > 1 && f[len(f)-1] == "1" {
+			pid, _ := strconv.Atoi(filepath.Base(dir))
+			return pid
+		}
+	}
+	return 0
+}
+
+// childStates lists the children of pid, each as "PID (STATE)".
+func childStates(pid int) []string {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var kids []string
+	for _, t := range tasks {
+		b, _ := os.ReadFile(t)
+		for _, c := range strings.Fields(string(b)) {
+			state := "?"
+			if stat, err := os.ReadFile("/proc/" + c + "/stat"); err == nil {
+				if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 {
+					state = f[0]
+				}
+			}
+			kids = append(kids, c+" ("+state+")")
+		}
+	}
+	return kids
+}

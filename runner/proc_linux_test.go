@@ -1,0 +1,406 @@
+//go:build linux
+
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// waitBound bounds every wait for something that should take milliseconds.
+const waitBound = 30 * time.Second
+
+// The reaper must never take the exit status of a child an exec.Cmd waits
+// for: many children that end at once, while orphans end around them and the
+// reaper runs flat out, each Wait gets its own child's code.
+func TestReaperNeverStealsStatus(t *testing.T) {
+	procs.enable()
+	stopHammer := make(chan struct{})
+	var hammer sync.WaitGroup
+	hammer.Add(1)
+	go func() {
+		defer hammer.Done()
+		for {
+			select {
+			case <-stopHammer:
+				return
+			default:
+				procs.reap()
+			}
+		}
+	}()
+	defer func() {
+		close(stopHammer)
+		hammer.Wait()
+	}()
+
+	const workers, each = 8, 25
+	errs := make(chan error, workers*each)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				code := (w*each + i) % 100
+				// Each child also leaves an orphan that ends at once, for the
+				// reaper to reap while Waits are pending.
+				cmd := exec.Command("/bin/sh", "-c", fmt.Sprintf("(exit 0 &); exit %d", code))
+				if _, err := procs.start(cmd); err != nil {
+					errs <- fmt.Errorf("start: %w", err)
+					return
+				}
+				err := cmd.Wait()
+				procs.forget(cmd.Process.Pid)
+				var ee *exec.ExitError
+				switch {
+				case err == nil && code == 0:
+				case errors.As(err, &ee) && ee.ExitCode() == code:
+				default:
+					errs <- fmt.Errorf("child %d: Wait = %v, want exit %d", cmd.Process.Pid, err, code)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// An orphan re-parented to every (a subreaper) is reaped once it ends, by
+// the reaper alone: no attempt is running to sweep it.
+func TestReaperReapsOrphans(t *testing.T) {
+	procs.enable()
+	dir := t.TempDir()
+	orphanFile, goFile := filepath.Join(dir, "orphan"), filepath.Join(dir, "go")
+	// The orphan ends once told to, after its parent has ended.
+	script := fmt.Sprintf(`(sh -c 'echo $$ > %[1]s.tmp; mv %[1]s.tmp %[1]s; while [ ! -e %[2]s ]; do sleep 0.01; done' &); while [ ! -e %[1]s ]; do sleep 0.01; done`, orphanFile, goFile)
+	cmd := exec.Command("/bin/sh", "-c", script)
+	if _, err := procs.start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	procs.forget(cmd.Process.Pid)
+	if err != nil {
+		t.Fatalf("sh: %v", err)
+	}
+	b, err := os.ReadFile(orphanFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	st, err := statOf(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ppid != os.Getpid() {
+		t.Fatalf("orphan %d has parent %d, want this process %d: not a subreaper", pid, st.ppid, os.Getpid())
+	}
+	if err := os.WriteFile(goFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(waitBound)
+	for {
+		_, err := statOf(pid)
+		if errors.Is(err, os.ErrNotExist) {
+			return // reaped
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("orphan %d not reaped after %v (stat: %v)", pid, waitBound, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// The escapee: a shell that leaves the process group (setsid) and dies of
+// SIGTERM, and under it a process that ignores SIGTERM, writes its pid to
+// FILE and sleeps. Once FILE exists, the leader runs its own script.
+const (
+	// $0: FILE
+	escapeeLeaf = `trap "" TERM; echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 60`
+	// $0: FILE, $1: escapeeLeaf
+	escapeeMiddle = `sh -c "$1" "$0"; true`
+	// $0: FILE, $1: escapeeLeaf, $2: escapeeMiddle, $3: the leader's set-up
+	// (traps), $4: the rest of its script. FILE.ready once set up.
+	escapeeLeader = `(setsid sh -c "$2" "$0" "$1" &)
+while [ ! -e "$0" ]; do sleep 0.01; done
+eval "$3"
+touch "$0.ready"
+eval "$4"`
+)
+
+// startEscapee runs Exec in the background, its command leaving an escapee
+// behind, and returns the escapee's pid once it runs and the leader is set
+// up, the channel Exec's result comes on, and Exec's log.
+func startEscapee(t *testing.T, ctx context.Context, a Attempt, setup, leader string) (int, <-chan Result, *syncWriter) {
+	t.Helper()
+	procs.enable()
+	pidFile := filepath.Join(t.TempDir(), "escapee")
+	log := &syncWriter{}
+	a.Argv = []string{"/bin/sh", "-c", escapeeLeader, pidFile, escapeeLeaf, escapeeMiddle, setup, leader}
+	a.Logger = slog.New(slog.NewTextHandler(log, nil))
+	done := make(chan Result, 1)
+	go func() { done <- Exec(ctx, a) }()
+	deadline := time.Now().Add(waitBound)
+	for {
+		b, err := os.ReadFile(pidFile)
+		if _, errReady := os.Stat(pidFile + ".ready"); err == nil && errReady == nil {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if alive(pid) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			return pid, done, log
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("escapee did not start within %v", waitBound)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// syncWriter is a log buffer that the test reads while Exec writes.
+type syncWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	st, err := statOf(pid)
+	return err == nil && st.state != 'Z'
+}
+
+// A stopped attempt returns only once its escapees are dead and reaped: a
+// TERM-ignoring escapee gets SIGKILL after KillAfter, or at once when the
+// leader has ended.
+func TestExecKillsEscapees(t *testing.T) {
+	tests := []struct {
+		name      string
+		setup     string // the leader's traps
+		leader    string // what the leader does once the escapee runs
+		killAfter time.Duration
+		kill      bool // close Attempt.Kill instead of ending ctx
+	}{
+		// The leader dies of SIGTERM: its escapee is SIGKILLed with the group.
+		{name: "leader dies of the signal", leader: "exec sleep 60", killAfter: time.Hour},
+		// The leader ignores SIGTERM too: both die after KillAfter.
+		{name: "leader ignores the signal", setup: `trap "" TERM`, leader: "sleep 60", killAfter: 200 * time.Millisecond},
+		// The lease is expiring: everything is killed at once.
+		{name: "lease expiring", setup: `trap "" TERM`, leader: "sleep 60", killAfter: time.Hour, kill: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			kill := make(chan struct{})
+			a := Attempt{Signal: syscall.SIGTERM, KillAfter: tt.killAfter, Kill: kill}
+			pid, done, log := startEscapee(t, ctx, a, tt.setup, tt.leader)
+			t0 := time.Now()
+			if tt.kill {
+				close(kill)
+			} else {
+				cancel()
+			}
+			var r Result
+			select {
+			case r = <-done:
+			case <-time.After(waitBound):
+				t.Fatalf("Exec did not return within %v; log:\n%s", waitBound, log)
+			}
+			took := time.Since(t0)
+			// Exec reaped it: no such process at all, not even a zombie.
+			if _, err := statOf(pid); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("escapee %d still exists after Exec returned (%v); log:\n%s", pid, err, log)
+			}
+			switch {
+			case tt.kill && r.Signal != syscall.SIGKILL:
+				t.Errorf("result %+v, want the command killed by SIGKILL", r)
+			case !tt.kill && r.Outcome != Timeout:
+				t.Errorf("outcome %s, want %s", r.Outcome, Timeout)
+			}
+			grace := tt.killAfter
+			if tt.kill || tt.killAfter == time.Hour {
+				grace = 0
+			}
+			t.Logf("stop to all dead: %v (kill-after part %v)", took, grace)
+		})
+	}
+}
+
+// With KillAfter 0, as timeout -k 0, a stopped attempt whose command ignores
+// the signal is never killed: Exec waits for it.
+func TestExecKillAfterZero(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := Attempt{Signal: syscall.SIGTERM, KillAfter: 0}
+	// The leader, TERM-ignoring, records the SIGHUP it gets after the stop.
+	hupFile := filepath.Join(t.TempDir(), "hup")
+	forward := make(chan os.Signal, 1)
+	a.Signals = forward
+	pid, done, log := startEscapee(t, ctx, a, fmt.Sprintf(`trap "" TERM; trap "echo hup > %s" HUP`, hupFile), "while :; do sleep 0.05; done")
+	cancel()
+	// Exec logs the stop, then signals, then looks at the next forwarded
+	// signal: when that SIGHUP lands, the leader has outlived the stop.
+	deadline := time.Now().Add(waitBound)
+	for !strings.Contains(log.String(), "event=timeout") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no stop logged within %v; log:\n%s", waitBound, log)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for {
+		if _, err := os.Stat(hupFile); err == nil {
+			break
+		}
+		select {
+		case forward <- syscall.SIGHUP:
+		default:
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("Exec returned %+v: the command was killed; log:\n%s", r, log)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader did not get SIGHUP within %v; log:\n%s", waitBound, log)
+		}
+	}
+	if !alive(pid) {
+		t.Fatalf("escapee %d was killed with KillAfter 0", pid)
+	}
+	if strings.Contains(log.String(), "event=kill") {
+		t.Fatalf("a kill with KillAfter 0; log:\n%s", log)
+	}
+	// Ending it is the test's business: a second stop signal kills at once.
+	forward <- syscall.SIGTERM
+	forward <- syscall.SIGTERM
+	select {
+	case <-done:
+	case <-time.After(waitBound):
+		t.Fatalf("Exec did not return after a second stop signal; log:\n%s", log)
+	}
+	if _, err := statOf(pid); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("escapee %d still exists after Exec returned (%v)", pid, err)
+	}
+}
+
+// What the reaper and the sweep do at each run stays far below a 10ms slot:
+// a reap (waitid) at the command's end and when every forgets it, and a look
+// at the main thread's children before the start and after the end.
+func TestReaperCost(t *testing.T) {
+	procs.enable()
+	// A registered child that has ended and is not reaped yet, as at the
+	// end of a run.
+	cmd := exec.Command("/bin/true")
+	e, err := procs.start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Wait()
+		procs.forget(cmd.Process.Pid)
+	}()
+	if !awaitExit(cmd.Process.Pid) {
+		t.Skip("no pidfd: cannot hold a child unreaped")
+	}
+	const n = 2000
+	t0 := time.Now()
+	for range n {
+		procs.reap()
+	}
+	reap := time.Since(t0) / n
+	t0 = time.Now()
+	for range n {
+		e.signal(0)
+	}
+	look := time.Since(t0) / n
+	// The fallback, should the main thread be gone: every thread's list.
+	t0 = time.Now()
+	for range n {
+		procs.mu.Lock()
+		procs.allChildren(nil)
+		procs.mu.Unlock()
+	}
+	lookAll := time.Since(t0) / n
+	procs.mu.Lock()
+	reads := procs.reads
+	procs.mu.Unlock()
+	e.signal(0)
+	procs.mu.Lock()
+	reads = procs.reads - reads
+	procs.mu.Unlock()
+	if reads != 1 {
+		t.Errorf("a look at escapees, with none there, read %d /proc files, want 1", reads)
+	}
+	perRun := 2*reap + 2*look
+	t.Logf("reap %v, look at the main thread's children %v: per run %v (were the main thread gone, a look at all %d threads' would take %v)", reap, look, perRun, threads(), lookAll)
+	// Generous: the machine may be loaded.
+	if limit := time.Millisecond; perRun > limit {
+		t.Errorf("per run %v, want under %v", perRun, limit)
+	}
+}
+
+// statOf reads /proc/PID/stat.
+func statOf(pid int) (stat, error) {
+	st, _, err := readStat(pid, nil)
+	return st, err
+}
+
+func threads() int {
+	names, _ := readDirNames("/proc/self/task")
+	return len(names)
+}
+
+func TestReadStat(t *testing.T) {
+	st, err := statOf(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.state != 'R' && st.state != 'S' {
+		t.Errorf("own state %q, want R or S", st.state)
+	}
+	if st.ppid != os.Getppid() {
+		t.Errorf("ppid %d, want %d", st.ppid, os.Getppid())
+	}
+	if st.start == 0 {
+		t.Error("start time 0")
+	}
+	if _, err := statOf(1 << 30); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stat of no process: %v, want not exist", err)
+	}
+}
