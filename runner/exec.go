@@ -151,6 +151,10 @@ func Exec(ctx context.Context, a Attempt) Result {
 			stop(s)
 		case <-kill:
 			kill = nil
+			if outcome == Success {
+				// The lease expires before its loss reached ctx: same cause.
+				outcome = LostLock
+			}
 			a.Logger.Warn("killing the process group", "event", "kill", "pgid", pgid, "reason", "lease expiring")
 			send(syscall.SIGKILL)
 		case <-graceDone:
