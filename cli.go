@@ -57,7 +57,7 @@ var runFlags = []cli.Flag{
 	stringFlag("max-runs", "0", "exit after `N` runs, with the last run's status (0: never)"),
 	stringFlag("timeout", "0", "stop an attempt after `D` (0: never); it counts as failed, status 124"),
 	stringFlag("signal", "TERM", "`SIG` sent to the command's process group on timeout"),
-	stringFlag("kill-after", "10s", "SIGKILL what is left `D` after a timeout or stop signal"),
+	stringFlag("kill-after", "10s", "SIGKILL what is left `D` after a timeout or stop signal (0: never)"),
 	boolFlag("stdin", "give the command every's stdin (default: /dev/null)"),
 	stringFlag("catch-up", "once", "slots missed while not running: `POLICY` once, none or all"),
 	stringFlag("catch-up-max", "10", "with --catch-up all, run at most `N` missed slots"),

@@ -30,6 +30,8 @@ func TestScripts(t *testing.T) {
 				return redisCondition()
 			case "tmpfs":
 				return tmpfsCondition()
+			case "pidns":
+				return pidnsCondition()
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

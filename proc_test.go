@@ -44,21 +44,6 @@ func init() {
 			})
 		}
 	}
-	// checkpidns: try whether unshare(1) can make a PID namespace here (it
-	// needs root, or user namespaces); if so, put a program named
-	// pidns-permitted on PATH, for the script to skip on
-	// [!exec:pidns-permitted]: a custom command cannot skip a script.
-	scriptCmds["checkpidns"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		out, err := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "true").CombinedOutput()
-		if err != nil {
-			ts.Logf("cannot make a PID namespace: unshare --pid --fork --mount-proc true: %v: %s", err, bytes.TrimSpace(out))
-			return
-		}
-		bin := ts.MkAbs(".pidns-bin")
-		ts.Check(os.MkdirAll(bin, 0o755))
-		ts.Check(os.WriteFile(filepath.Join(bin, "pidns-permitted"), []byte("#!/bin/sh\n"), 0o755))
-		ts.Setenv("PATH", bin+string(filepath.ListSeparator)+ts.Getenv("PATH"))
-	}
 	// findpid1 PIDFILE: wait for the every that runs as PID 1 of its own
 	// namespace, in this script's directory, and write its pid (as this
 	// namespace sees it) to PIDFILE.
@@ -158,4 +143,11 @@ func childStates(pid int) []string {
 		}
 	}
 	return kids
+}
+
+// pidnsCondition is the script condition [pidns]: unshare(1) can make a PID
+// namespace with its own /proc here (root, or user namespaces).
+func pidnsCondition() (bool, error) {
+	err := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "true").Run()
+	return err == nil, nil
 }
