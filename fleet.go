@@ -111,7 +111,7 @@ func (f *fleet) stateKey(name string) string { return f.prefix + name + ":state"
 // checkTimeout bounds the start-up check: a server that does not answer
 // within it is taken as down for now (its slots are skipped until it
 // answers), and the first slot is not held up for long.
-const checkTimeout = 300 * time.Millisecond
+const checkTimeout = 200 * time.Millisecond
 
 // check reaches the server once at start-up. A server that is down may come
 // back, and its slots are skipped meanwhile; one that answers with an error

@@ -96,6 +96,9 @@ type loop struct {
 	outages  outages
 }
 
+// startLoadBound is how long the start-up read of the record may take.
+const startLoadBound = 200 * time.Millisecond
+
 // Loop runs the command on its schedule until a stop signal, the context's
 // end, --max-runs or --max-failures.
 func Loop(ctx context.Context, cfg Config) Exit {
@@ -115,8 +118,14 @@ func Loop(ctx context.Context, cfg Config) Exit {
 
 	var rec *state.Record
 	if cfg.Store != nil {
+		// Bounded: a store that does not answer must not delay the first
+		// slot by a whole call's timeout. Unread, the record is read again
+		// under the lock at the first slot.
+		lctx, cancel := context.WithTimeout(ctx, startLoadBound)
 		var stop os.Signal
-		if rec, stop, _ = l.load(ctx); stop != nil {
+		rec, stop, _ = l.load(lctx)
+		cancel()
+		if stop != nil {
 			return Exit{Reason: Stopped, Signal: stop}
 		}
 	}
