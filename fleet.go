@@ -29,11 +29,6 @@ func redactURL(s string) string {
 	return userinfo.ReplaceAllString(s, "//***@")
 }
 
-func init() {
-	// go-redis would print its own lines on stderr; every's lines are slog's.
-	redis.SetLogger(discardLogger{})
-}
-
 type discardLogger struct{}
 
 func (discardLogger) Printf(context.Context, string, ...any) {}
@@ -57,6 +52,8 @@ func openFleet(raw string) (*fleet, error) {
 		q.Del("prefix")
 		u.RawQuery = q.Encode()
 	}
+	// go-redis would print its own lines on stderr; every's lines are slog's.
+	redis.SetLogger(discardLogger{})
 	opt, err := redis.ParseURL(u.String())
 	if err != nil {
 		// go-redis names the bad part; the URL itself is not repeated.

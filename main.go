@@ -8,16 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"syscall"
 	"time"
-
-	"github.com/urfave/cli/v2"
 
 	"github.com/everycli/every/lock"
 	"github.com/everycli/every/runner"
@@ -32,20 +28,6 @@ const (
 	exitCantCreate  = 73 // EX_CANTCREAT: the state directory or file
 	exitLockBusy    = 75 // EX_TEMPFAIL, as flock -n -E 75
 )
-
-const usageText = `every [OPTIONS] SCHEDULE [OPTIONS] [--] COMMAND [ARG...]
-every status [--state-dir DIR | --store URL] [--json] [NAME...]
-
-SCHEDULE is a duration: 500ms, 30s, 90s, 1m30s, 2h, 1d. Runs start on a grid,
-anchor + k*SCHEDULE, that neither run time nor lateness moves. A run that lasts
-past slots skips them; runs never overlap. Every option also reads EVERY_<NAME>
-from the environment (--kill-after: EVERY_KILL_AFTER); the flag wins.
-
-Examples:
-   every 90s --retries 5 -- ./sync-ledger.sh --full
-   every 500ms --timeout 2s -- curl -fsS http://localhost:8080/health
-   every 1d --max-runs 1 --timeout 1h -- ./backup.sh    # one-shot, with a timeout
-   every 10s -- sh -c 'date >> /tmp/ticks'`
 
 func main() {
 	// A write to a closed stderr (every ... 2>&1 | head) must not kill every
@@ -86,65 +68,34 @@ func exit(code int, sig os.Signal) {
 	os.Exit(code)
 }
 
-// run is every from argv to an exit status, or to the signal to exit by.
+// run is every from argv to an exit status, or to the signal to exit by:
+// argv becomes a request (cli.go), the request a run or a listing.
 func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
-	inv, err := split(args, flagArity(runFlags))
-	if err != nil {
-		fmt.Fprintf(stderr, "every: %v\n", err)
+	req, err := parse(args, os.Stdout, stderr)
+	switch {
+	case err != nil:
+		report(stderr, err)
 		return exitUsage, nil
+	case req.status != nil:
+		return status(*req.status, os.Stdout, stderr), nil
+	case req.run != nil:
+		return start(*req.run, stderr)
 	}
-	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit"}
-	if inv.status {
-		return status(inv, os.Stdout, stderr), nil
-	}
-	app := &cli.App{
-		Name:            "every",
-		Usage:           "run a command on a schedule, safely: cron + flock + timeout in one process",
-		UsageText:       usageText,
-		Version:         version(),
-		Flags:           runFlags,
-		HideHelpCommand: true,
-		Writer:          os.Stdout,
-		ErrWriter:       stderr,
-		// The default handler calls os.Exit inside Run; exit statuses are decided here.
-		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{err.Error()}
-		},
-		Action: func(c *cli.Context) error {
-			code, stopSig = start(c, inv, stderr)
-			return nil
-		},
-	}
-	argv := append([]string{"every"}, inv.opts...)
-	if !inv.help {
-		argv = append(append(argv, "--", inv.schedule), inv.command...)
-	}
-	if err := app.Run(argv); err != nil {
-		fmt.Fprintf(stderr, "every: %v\n", err)
-		return exitUsage, nil
-	}
-	return code, stopSig
+	return 0, nil // --help or --version, printed
 }
 
-// start validates the configuration, checks the command, and runs the loop.
-func start(c *cli.Context, inv invocation, stderr io.Writer) (int, os.Signal) {
-	st, err := config(c, inv, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "every: %v\n", err)
-		return exitUsage, nil
-	}
+// start checks the command and the job's files, and runs the loop.
+func start(st settings, stderr io.Writer) (int, os.Signal) {
 	cfg := &st.cfg
 	if _, err := exec.LookPath(cfg.Command[0]); err != nil {
-		code := runner.StartErrorCode(err)
-		fmt.Fprintf(stderr, "every: cannot run %q: %v\n", cfg.Command[0], errors.Unwrap(err))
-		return code, nil
+		report(stderr, fmt.Errorf("cannot run %q: %w", cfg.Command[0], errors.Unwrap(err)))
+		return runner.StartErrorCode(err), nil
 	}
 	cfg.Env = childEnv(os.Environ())
 	cfg.Host, _ = os.Hostname()
 	cfg.PID = os.Getpid()
 	if err := jobFiles(st, cfg); err != nil {
-		fmt.Fprintf(stderr, "every: %v\n", err)
+		report(stderr, err)
 		if errors.As(err, new(usageError)) {
 			return exitUsage, nil
 		}
@@ -154,8 +105,12 @@ func start(c *cli.Context, inv invocation, stderr io.Writer) (int, os.Signal) {
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	cfg.Signals = signals
+	return exitStatus(runner.Loop(context.Background(), *cfg), stderr)
+}
 
-	end := runner.Loop(context.Background(), *cfg)
+// exitStatus turns the end of the loop into every's exit status (SPEC
+// section 7), or the signal to exit by.
+func exitStatus(end runner.Exit, stderr io.Writer) (int, os.Signal) {
 	switch end.Reason {
 	case runner.Stopped:
 		return 0, end.Signal
@@ -166,7 +121,7 @@ func start(c *cli.Context, inv invocation, stderr io.Writer) (int, os.Signal) {
 	case runner.LockBusy:
 		return exitLockBusy, nil
 	}
-	fmt.Fprintf(stderr, "every: internal error: loop ended for no known reason %d\n", end.Reason)
+	report(stderr, fmt.Errorf("internal error: loop ended for no known reason %d", end.Reason))
 	return exitInternal, nil
 }
 
@@ -269,26 +224,4 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// newLogger builds the one logger of the process: logfmt or JSON on stderr.
-func newLogger(w io.Writer, format, level string, quiet bool) *slog.Logger {
-	var lv slog.Level
-	_ = lv.UnmarshalText([]byte(level)) // checked in config
-	if quiet && lv < slog.LevelWarn {
-		lv = slog.LevelWarn
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
-}
-
-// version is the module version go install recorded, or "devel".
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
 }

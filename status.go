@@ -15,8 +15,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/state"
 )
@@ -37,56 +35,38 @@ type jobStatus struct {
 	Host                string     `json:"host,omitempty"`
 }
 
-// status is every status: the jobs of a state directory, one line each.
-// It exits 1 when any listed job's last run did not succeed.
-func status(inv invocation, stdout, stderr io.Writer) int {
-	code := 0
-	app := &cli.App{
-		Name:            "every status",
-		Usage:           "list the jobs of a state directory",
-		UsageText:       "every status [--state-dir DIR | --store URL] [--json] [NAME...]",
-		Flags:           statusFlags,
-		HideHelpCommand: true,
-		HideVersion:     true,
-		Writer:          stdout,
-		ErrWriter:       stderr,
-		ExitErrHandler:  func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{err.Error()}
-		},
-		Action: func(c *cli.Context) error {
-			code = listJobs(c, inv.names, stdout, stderr)
-			return nil
-		},
-	}
-	if err := app.Run(append(append([]string{"every status"}, inv.opts...), "--")); err != nil {
-		fmt.Fprintf(stderr, "every: %v\n", err)
-		return exitUsage
-	}
-	return code
+// statusSettings is an every status command line, parsed.
+type statusSettings struct {
+	stateDir, store string
+	json            bool
+	names           []string
 }
 
-func listJobs(c *cli.Context, names []string, stdout, stderr io.Writer) int {
+// status is every status: the jobs of a state directory or of a fleet's
+// Redis, one line each. It exits 1 when any listed job's last run did not
+// succeed, or a job cannot be read.
+func status(ss statusSettings, stdout, stderr io.Writer) int {
+	names := ss.names
 	var (
 		dir     string
 		records []*state.Record
 		code    int
 	)
-	if raw := c.String("store"); raw != "" {
+	if raw := ss.store; raw != "" {
 		f, err := openFleet(raw)
 		if err != nil {
-			fmt.Fprintf(stderr, "every: %v\n", err)
+			report(stderr, err)
 			return exitUsage
 		}
 		dir = f.server
 		if records, code, err = fleetRecords(f, names, stderr); err != nil {
-			fmt.Fprintf(stderr, "every: cannot list jobs in redis at %s: %v\n", f.server, err)
+			report(stderr, fmt.Errorf("cannot list jobs in redis at %s: %v", f.server, err))
 			return 1
 		}
 	} else {
 		var err error
-		if dir, err = stateDir(c.String("state-dir")); err != nil {
-			fmt.Fprintf(stderr, "every: %v\n", err)
+		if dir, err = stateDir(ss.stateDir); err != nil {
+			report(stderr, err)
 			return exitUsage
 		}
 		records, code = readRecords(dir, names, time.Now(), stderr)
@@ -98,7 +78,7 @@ func listJobs(c *cli.Context, names []string, stdout, stderr io.Writer) int {
 		// An absurd record (a hostile or damaged one) is reported, not shown.
 		interval, _ := runner.ParseInterval(rec.Schedule) // 0 if not known
 		if err := rec.Sane(now, interval); err != nil {
-			fmt.Fprintf(stderr, "every: state of job %q cannot be used: %v\n", rec.Name, err)
+			report(stderr, fmt.Errorf("state of job %q cannot be used: %v", rec.Name, err))
 			code = 1
 			continue
 		}
@@ -108,7 +88,7 @@ func listJobs(c *cli.Context, names []string, stdout, stderr io.Writer) int {
 		}
 		jobs = append(jobs, j)
 	}
-	if c.Bool("json") {
+	if ss.json {
 		b, _ := json.MarshalIndent(jobs, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 		return code
@@ -140,14 +120,14 @@ func readRecords(dir string, names []string, now time.Time, stderr io.Writer) ([
 		err = errors.New("not a directory")
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "every: cannot list jobs in state directory %q: %v; check --state-dir\n", dir, unwrapPath(err))
+		report(stderr, fmt.Errorf("cannot list jobs in state directory %q: %v; check --state-dir", dir, unwrapPath(err)))
 		return nil, 1
 	}
 	code := 0
 	if len(names) == 0 {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			fmt.Fprintf(stderr, "every: cannot list jobs in state directory %q: %v\n", dir, unwrapPath(err))
+			report(stderr, fmt.Errorf("cannot list jobs in state directory %q: %v", dir, unwrapPath(err)))
 			return nil, 1
 		}
 		for _, e := range entries {
@@ -163,10 +143,10 @@ func readRecords(dir string, names []string, now time.Time, stderr io.Writer) ([
 		rec, err := state.File{Path: path}.Read(now)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			fmt.Fprintf(stderr, "every: no state for job %q in %s: %v\n", name, dir, unwrapPath(err))
+			report(stderr, fmt.Errorf("no state for job %q in %s: %v", name, dir, unwrapPath(err)))
 			code = 1
 		case err != nil:
-			fmt.Fprintf(stderr, "every: cannot read state of job %q: %v\n", name, err)
+			report(stderr, fmt.Errorf("cannot read state of job %q: %v", name, err))
 			code = 1
 		default:
 			records = append(records, rec)
@@ -192,7 +172,7 @@ func fleetRecords(f *fleet, names []string, stderr io.Writer) ([]*state.Record, 
 	for _, name := range names {
 		i := slices.IndexFunc(all, func(r *state.Record) bool { return r.Name == name })
 		if i < 0 {
-			fmt.Fprintf(stderr, "every: no state for job %q in redis at %s\n", name, f.server)
+			report(stderr, fmt.Errorf("no state for job %q in redis at %s", name, f.server))
 			code = 1
 			continue
 		}

@@ -121,7 +121,7 @@ func Exec(ctx context.Context, a Attempt) Result {
 			// Whatever left the group dies with it, as in a systemd service's
 			// control group once its main process has exited.
 			if n, survive := esc.kill(); survive > 0 {
-				a.Logger.Error("processes the command left behind survive SIGKILL", "event", "kill", "count", survive, "after", sweepBound.String())
+				a.Logger.Error("processes the command left behind survive SIGKILL", "event", "kill", "count", survive, "after_ms", sweepBound.Milliseconds())
 			} else if n > 0 && level == 0 {
 				a.Logger.Warn("killed processes the command left behind", "event", "kill", "count", n, "reason", "left behind")
 			}
@@ -133,7 +133,11 @@ func Exec(ctx context.Context, a Attempt) Result {
 				if errors.Is(context.Cause(ctx), ErrLostLock) {
 					outcome = LostLock
 				}
-				a.Logger.Warn("attempt stopped", "event", "timeout", "reason", string(outcome), "signal", SignalName(a.Signal), "pgid", pgid)
+				event := "timeout"
+				if outcome == LostLock {
+					event = "lock_error" // not a timeout: the loop has logged the loss
+				}
+				a.Logger.Warn("attempt stopped", "event", event, "reason", string(outcome), "signal", SignalName(a.Signal), "pgid", pgid)
 			}
 			stop(a.Signal)
 		case sig := <-a.Signals:
@@ -159,7 +163,7 @@ func Exec(ctx context.Context, a Attempt) Result {
 			send(syscall.SIGKILL)
 		case <-graceDone:
 			graceDone = nil
-			a.Logger.Warn("killing the process group", "event", "kill", "pgid", pgid, "after", a.KillAfter.String())
+			a.Logger.Warn("killing the process group", "event", "kill", "pgid", pgid, "after_ms", a.KillAfter.Milliseconds())
 			send(syscall.SIGKILL)
 		case <-ticks:
 			esc.signal(level)
