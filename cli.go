@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/everycli/every/runner"
+	"github.com/everycli/every/schedule"
 )
 
 // This file owns what people type and read of every's command line: argv
@@ -429,7 +430,7 @@ func (o *options) duration(name string) time.Duration {
 	if o.err != nil {
 		return 0
 	}
-	d, err := runner.ParseDuration(o.get(name))
+	d, err := schedule.ParseDuration(o.get(name))
 	if err != nil {
 		o.err = usagef("bad %s: %v; try 500ms, 30s, 1m30s or 1d", o.label(name), err)
 	} else if d < 0 {
@@ -507,7 +508,7 @@ const minLockTTL = 100 * time.Millisecond
 // checked, whether or not it matters in this invocation.
 func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) {
 	o := &options{c: c, given: inv.given}
-	interval, err := runner.ParseInterval(inv.schedule)
+	interval, err := schedule.ParseInterval(inv.schedule)
 	if err != nil {
 		return settings{}, usagef("bad schedule: %v; try 500ms, 30s, 1m30s, 2h or 1d", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/everycli/every/runner"
+	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
 
@@ -76,7 +77,7 @@ func status(ss statusSettings, stdout, stderr io.Writer) int {
 	jobs := make([]jobStatus, 0, len(records))
 	for _, rec := range records {
 		// An absurd record (a hostile or damaged one) is reported, not shown.
-		interval, _ := runner.ParseInterval(rec.Schedule) // 0 if not known
+		interval, _ := schedule.ParseInterval(rec.Schedule) // 0 if not known
 		if err := rec.Sane(now, interval); err != nil {
 			report(stderr, fmt.Errorf("state of job %q cannot be used: %v", rec.Name, err))
 			code = 1
@@ -198,8 +199,8 @@ func describeJob(rec *state.Record, host string, now time.Time) jobStatus {
 		d := rec.LastEnd.Sub(rec.LastRun).Milliseconds()
 		j.DurationMS = &d
 	}
-	if interval, err := runner.ParseInterval(rec.Schedule); err == nil {
-		next := runner.Grid{Anchor: rec.Anchor, Interval: interval}.After(now).UTC()
+	if interval, err := schedule.ParseInterval(rec.Schedule); err == nil {
+		next := schedule.Grid{Anchor: rec.Anchor, Interval: interval}.After(now).UTC()
 		j.NextSlot = &next
 	}
 	if rec.Running {

@@ -31,26 +31,51 @@ func ParseCatchUp(s string) (CatchUp, error) {
 	return 0, fmt.Errorf("%q is not a catch-up policy", s)
 }
 
+// StartReason says how a loop starts on its grid.
+type StartReason int
+
+// How a loop starts.
+const (
+	Fresh           StartReason = iota // no record: a new grid
+	ScheduleChanged                    // the record's schedule is another: a new grid
+	Resumed                            // the record's grid goes on
+	ClockMovedBack                     // the record's last slot lies ahead: the grid goes on from now
+)
+
+var startReasons = []string{"fresh", "schedule changed", "resumed", "clock moved back"}
+
+func (r StartReason) String() string { return startReasons[r] }
+
+// StartInput is what PlanStart decides from.
+type StartInput struct {
+	Record      *state.Record // found at start; nil: none
+	Schedule    string        // as the user wrote it
+	Interval    time.Duration
+	Now         time.Time
+	Delay       time.Duration // before the first slot of a fresh start
+	Policy      CatchUp
+	Max         int  // the most slots CatchUpAll runs
+	Interrupted bool // the record's last run was cut short: its slot counts as missed
+}
+
 // Start is where a loop starts on its grid, decided from the state it finds.
 type Start struct {
 	Anchor time.Time   // the grid's anchor
 	Runs   []time.Time // slots to run at once, oldest first: the catch-up
 	Due    time.Time   // the first slot to wait for after them
 	Missed int64       // slots missed while no every ran
-	Why    string      // "fresh", "schedule changed", "resumed", "clock moved back"
+	Why    StartReason
 }
 
-// PlanStart decides the grid, the catch-up and the first slot to wait for,
-// from the record found at start (nil: none). interrupted says the record's
-// last run was cut short, so its slot counts as missed.
-func PlanStart(rec *state.Record, schedule string, interval time.Duration, now time.Time,
-	delay time.Duration, policy CatchUp, max int, interrupted bool) Start {
-	if rec == nil || rec.Schedule != schedule {
-		why := "fresh"
+// PlanStart decides the grid, the catch-up and the first slot to wait for.
+func PlanStart(in StartInput) Start {
+	rec, now, interval := in.Record, in.Now, in.Interval
+	if rec == nil || rec.Schedule != in.Schedule {
+		why := Fresh
 		if rec != nil {
-			why = "schedule changed"
+			why = ScheduleChanged
 		}
-		anchor := now.Add(delay)
+		anchor := now.Add(in.Delay)
 		return Start{Anchor: anchor, Due: anchor, Why: why}
 	}
 	g := Grid{Anchor: rec.Anchor, Interval: interval}
@@ -58,29 +83,29 @@ func PlanStart(rec *state.Record, schedule string, interval time.Duration, now t
 	if done.IsZero() {
 		done = g.Slot(-1)
 	}
-	if interrupted {
+	if in.Interrupted {
 		done = done.Add(-interval)
 	}
-	s := Start{Anchor: rec.Anchor, Due: g.After(now), Why: "resumed"}
+	s := Start{Anchor: rec.Anchor, Due: g.Next(now), Why: Resumed}
 	if !done.Before(now.Add(interval)) {
 		// The last slot lies a period or more ahead: the clock was set back.
 		// Waiting for that slot would stall, running the gap would storm: go
 		// on from now.
-		s.Why = "clock moved back"
+		s.Why = ClockMovedBack
 		return s
 	}
-	cur := g.Floor(now)
+	cur := g.Prev(now)
 	s.Missed = g.Index(cur) - g.Index(done)
 	if s.Missed <= 0 {
 		s.Missed = 0
 		return s
 	}
 	n := int64(0)
-	switch policy {
+	switch in.Policy {
 	case CatchUpOnce:
 		n = 1
 	case CatchUpAll:
-		n = min(s.Missed, int64(max))
+		n = min(s.Missed, int64(in.Max))
 	}
 	for k := n - 1; k >= 0; k-- {
 		s.Runs = append(s.Runs, cur.Add(-time.Duration(k)*interval))

@@ -27,46 +27,46 @@ func TestPlanStart(t *testing.T) {
 		{
 			name: "fresh: first slot at once",
 			now:  anchor,
-			want: Start{Anchor: anchor, Due: anchor, Why: "fresh"},
+			want: Start{Anchor: anchor, Due: anchor, Why: Fresh},
 		},
 		{
 			name:  "fresh with --delay",
 			now:   anchor,
 			delay: 5 * time.Second,
-			want:  Start{Anchor: anchor.Add(5 * time.Second), Due: anchor.Add(5 * time.Second), Why: "fresh"},
+			want:  Start{Anchor: anchor.Add(5 * time.Second), Due: anchor.Add(5 * time.Second), Why: Fresh},
 		},
 		{
 			name: "within a period: keep the phase",
 			rec:  rec(20, false),
 			now:  slot(20).Add(30 * time.Second),
-			want: Start{Anchor: anchor, Due: slot(21), Why: "resumed"},
+			want: Start{Anchor: anchor, Due: slot(21), Why: Resumed},
 		},
 		{
 			name:  "within a period, --delay is for fresh starts only",
 			rec:   rec(20, false),
 			now:   slot(20).Add(30 * time.Second),
 			delay: time.Hour,
-			want:  Start{Anchor: anchor, Due: slot(21), Why: "resumed"},
+			want:  Start{Anchor: anchor, Due: slot(21), Why: Resumed},
 		},
 		{
 			name: "exactly on the next slot: it is missed, and run",
 			rec:  rec(20, false),
 			now:  slot(21),
-			want: Start{Anchor: anchor, Runs: []time.Time{slot(21)}, Due: slot(22), Missed: 1, Why: "resumed"},
+			want: Start{Anchor: anchor, Runs: []time.Time{slot(21)}, Due: slot(22), Missed: 1, Why: Resumed},
 		},
 		{
 			name:   "4 missed, once: the latest, now",
 			rec:    rec(20, false),
 			now:    slot(24).Add(10 * time.Second),
 			policy: CatchUpOnce,
-			want:   Start{Anchor: anchor, Runs: []time.Time{slot(24)}, Due: slot(25), Missed: 4, Why: "resumed"},
+			want:   Start{Anchor: anchor, Runs: []time.Time{slot(24)}, Due: slot(25), Missed: 4, Why: Resumed},
 		},
 		{
 			name:   "4 missed, none: wait for the next",
 			rec:    rec(20, false),
 			now:    slot(24).Add(10 * time.Second),
 			policy: CatchUpNone,
-			want:   Start{Anchor: anchor, Due: slot(25), Missed: 4, Why: "resumed"},
+			want:   Start{Anchor: anchor, Due: slot(25), Missed: 4, Why: Resumed},
 		},
 		{
 			name:   "4 missed, all: each, oldest first",
@@ -74,7 +74,7 @@ func TestPlanStart(t *testing.T) {
 			now:    slot(24).Add(10 * time.Second),
 			policy: CatchUpAll,
 			max:    10,
-			want:   Start{Anchor: anchor, Runs: []time.Time{slot(21), slot(22), slot(23), slot(24)}, Due: slot(25), Missed: 4, Why: "resumed"},
+			want:   Start{Anchor: anchor, Runs: []time.Time{slot(21), slot(22), slot(23), slot(24)}, Due: slot(25), Missed: 4, Why: Resumed},
 		},
 		{
 			name:   "400 missed, all, max 3: the newest 3",
@@ -82,21 +82,21 @@ func TestPlanStart(t *testing.T) {
 			now:    slot(420).Add(time.Second),
 			policy: CatchUpAll,
 			max:    3,
-			want:   Start{Anchor: anchor, Runs: []time.Time{slot(418), slot(419), slot(420)}, Due: slot(421), Missed: 400, Why: "resumed"},
+			want:   Start{Anchor: anchor, Runs: []time.Time{slot(418), slot(419), slot(420)}, Due: slot(421), Missed: 400, Why: Resumed},
 		},
 		{
 			name:   "all with max 0 runs nothing",
 			rec:    rec(20, false),
 			now:    slot(22).Add(time.Second),
 			policy: CatchUpAll,
-			want:   Start{Anchor: anchor, Due: slot(23), Missed: 2, Why: "resumed"},
+			want:   Start{Anchor: anchor, Due: slot(23), Missed: 2, Why: Resumed},
 		},
 		{
 			name:        "interrupted in this period: its slot is missed",
 			rec:         rec(20, true),
 			now:         slot(20).Add(30 * time.Second),
 			interrupted: true,
-			want:        Start{Anchor: anchor, Runs: []time.Time{slot(20)}, Due: slot(21), Missed: 1, Why: "resumed"},
+			want:        Start{Anchor: anchor, Runs: []time.Time{slot(20)}, Due: slot(21), Missed: 1, Why: Resumed},
 		},
 		{
 			name:        "interrupted long ago, all: its slot and the ones since",
@@ -105,43 +105,44 @@ func TestPlanStart(t *testing.T) {
 			policy:      CatchUpAll,
 			max:         10,
 			interrupted: true,
-			want:        Start{Anchor: anchor, Runs: []time.Time{slot(20), slot(21), slot(22)}, Due: slot(23), Missed: 3, Why: "resumed"},
+			want:        Start{Anchor: anchor, Runs: []time.Time{slot(20), slot(21), slot(22)}, Due: slot(23), Missed: 3, Why: Resumed},
 		},
 		{
 			name: "running, but its holder is alive: not missed",
 			rec:  rec(20, true),
 			now:  slot(20).Add(30 * time.Second),
-			want: Start{Anchor: anchor, Due: slot(21), Why: "resumed"},
+			want: Start{Anchor: anchor, Due: slot(21), Why: Resumed},
 		},
 		{
 			name:  "schedule changed: a new grid, as fresh",
 			rec:   &state.Record{Version: 1, Schedule: "1h", Anchor: anchor, LastSlot: anchor},
 			now:   slot(30),
 			delay: time.Second,
-			want:  Start{Anchor: slot(30).Add(time.Second), Due: slot(30).Add(time.Second), Why: "schedule changed"},
+			want:  Start{Anchor: slot(30).Add(time.Second), Due: slot(30).Add(time.Second), Why: ScheduleChanged},
 		},
 		{
 			name: "clock set back an hour: no storm, no stall",
 			rec:  rec(100, false),
 			now:  slot(100).Add(-time.Hour),
-			want: Start{Anchor: anchor, Due: slot(100).Add(-time.Hour).Add(iv), Why: "clock moved back"},
+			want: Start{Anchor: anchor, Due: slot(100).Add(-time.Hour).Add(iv), Why: ClockMovedBack},
 		},
 		{
 			name: "clock set back less than a period: wait for the next slot",
 			rec:  rec(100, false),
 			now:  slot(100).Add(-10 * time.Second),
-			want: Start{Anchor: anchor, Due: slot(100), Why: "resumed"},
+			want: Start{Anchor: anchor, Due: slot(100), Why: Resumed},
 		},
 		{
 			name: "record with no run yet: from the anchor",
 			rec:  &state.Record{Version: 1, Schedule: "90s", Anchor: anchor},
 			now:  slot(2).Add(time.Second),
-			want: Start{Anchor: anchor, Runs: []time.Time{slot(2)}, Due: slot(3), Missed: 3, Why: "resumed"},
+			want: Start{Anchor: anchor, Runs: []time.Time{slot(2)}, Due: slot(3), Missed: 3, Why: Resumed},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := PlanStart(tt.rec, "90s", iv, tt.now, tt.delay, tt.policy, tt.max, tt.interrupted)
+			got := PlanStart(StartInput{Record: tt.rec, Schedule: "90s", Interval: iv, Now: tt.now, Delay: tt.delay,
+				Policy: tt.policy, Max: tt.max, Interrupted: tt.interrupted})
 			if !got.Anchor.Equal(tt.want.Anchor) || !got.Due.Equal(tt.want.Due) || got.Missed != tt.want.Missed ||
 				got.Why != tt.want.Why || len(got.Runs) != len(tt.want.Runs) {
 				t.Fatalf("PlanStart =\n %+v\nwant\n %+v", got, tt.want)

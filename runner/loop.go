@@ -130,7 +130,8 @@ func Loop(ctx context.Context, cfg Config) Exit {
 		}
 	}
 	interrupted := rec != nil && rec.Running && !l.holderAlive(rec, false)
-	plan := PlanStart(rec, cfg.Schedule, cfg.Interval, l.base.Round(0), cfg.Delay, cfg.CatchUp, cfg.CatchUpMax, interrupted)
+	plan := PlanStart(StartInput{Record: rec, Schedule: cfg.Schedule, Interval: cfg.Interval, Now: l.base.Round(0),
+		Delay: cfg.Delay, Policy: cfg.CatchUp, Max: cfg.CatchUpMax, Interrupted: interrupted})
 	if rec != nil {
 		l.rec = *rec
 	}
@@ -138,8 +139,8 @@ func Loop(ctx context.Context, cfg Config) Exit {
 	switch {
 	case plan.Missed > 0:
 		l.log.Info("slots missed while not running", "event", "catch_up", "missed", plan.Missed, "policy", cfg.CatchUp.String(), "runs", len(plan.Runs), "interrupted", interrupted)
-	case plan.Why == "schedule changed" || plan.Why == "clock moved back":
-		l.log.Info(plan.Why+", starting on a new grid", "event", "catch_up", "missed", 0, "policy", cfg.CatchUp.String(), "reason", plan.Why)
+	case plan.Why == ScheduleChanged || plan.Why == ClockMovedBack:
+		l.log.Info(plan.Why.String()+", starting on a new grid", "event", "catch_up", "missed", 0, "policy", cfg.CatchUp.String(), "reason", plan.Why.String())
 	}
 	var queue []time.Time
 	for _, t := range plan.Runs {

@@ -1,4 +1,4 @@
-package runner
+package schedule
 
 import (
 	"testing"
@@ -126,6 +126,34 @@ func TestGridBetween(t *testing.T) {
 	for _, tt := range tests {
 		if got := g.Between(anchor.Add(tt.from), anchor.Add(tt.to)); got != tt.want {
 			t.Errorf("Between(+%v, +%v) = %d, want %d", tt.from, tt.to, got, tt.want)
+		}
+	}
+}
+
+// Every Schedule keeps the promises the loop stands on: Next is strictly
+// after t (never a hot loop), Prev is at or before it, and nothing lies
+// between them.
+func TestScheduleContract(t *testing.T) {
+	anchor := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	schedules := map[string]Schedule{
+		"90s":   Grid{Anchor: anchor, Interval: 90 * time.Second},
+		"1ms":   Grid{Anchor: anchor, Interval: time.Millisecond},
+		"1d":    Grid{Anchor: anchor.Add(7 * time.Hour), Interval: 24 * time.Hour},
+		"odd":   Grid{Anchor: anchor.Add(123456789), Interval: 7*time.Second + 3},
+		"early": Grid{Anchor: time.Date(1971, 1, 1, 0, 0, 0, 0, time.UTC), Interval: time.Hour},
+	}
+	offsets := []time.Duration{0, 1, -1, time.Second, -time.Second, 89 * time.Second, 90 * time.Second, -90 * time.Second,
+		1000 * time.Hour, -1000 * time.Hour, 12345678901}
+	for name, s := range schedules {
+		for _, d := range offsets {
+			at := anchor.Add(d)
+			next, prev := s.Next(at), s.Prev(at)
+			if !next.After(at) || prev.After(at) {
+				t.Errorf("%s at %v: Prev %v, Next %v; want Prev <= t < Next", name, at, prev, next)
+			}
+			if !s.Next(prev).Equal(next) || !s.Prev(next).Equal(next) {
+				t.Errorf("%s at %v: a slot lies between Prev %v and Next %v", name, at, prev, next)
+			}
 		}
 	}
 }
