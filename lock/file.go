@@ -103,9 +103,9 @@ func openFD(path string) (int, error) {
 		unix.Close(fd)
 		return -1, &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegular{kindOf(st.Mode)}}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegular{kindOf(uint32(st.Mode))}}
 	}
 	return fd, nil
 }

@@ -53,11 +53,7 @@ func Exec(ctx context.Context, a Attempt) Result {
 	if a.Stdin {
 		cmd.Stdin = os.Stdin
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid: true,
-		// Should every die, even by SIGKILL, the child must not run on unsupervised.
-		Pdeathsig: syscall.SIGKILL,
-	}
+	cmd.SysProcAttr = sysProcAttr()
 	esc, err := procs.start(cmd)
 	if err != nil {
 		return Result{Outcome: Failure, ExitCode: StartErrorCode(err), Err: err}

@@ -384,3 +384,10 @@ func (e *escapees) kill() (escaped, survive int) {
 		pause = min(2*pause, 20*time.Millisecond)
 	}
 }
+
+// sysProcAttr puts the command in a process group of its own, and has it
+// killed should every die, even by SIGKILL: the child must not run on
+// unsupervised.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
