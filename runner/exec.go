@@ -76,95 +76,136 @@ func Exec(ctx context.Context, a Attempt) Result {
 		waited <- err
 	}()
 
-	var (
-		outcome   = Success
-		level     syscall.Signal // what escapees get: the stop signal, then SIGKILL
-		grace     *time.Timer
-		graceDone <-chan time.Time
-		tick      *time.Ticker
-		ticks     <-chan time.Time
-		ctxDone   = ctx.Done()
-		kill      = a.Kill
-	)
-	send := func(sig syscall.Signal) {
-		_ = syscall.Kill(-pgid, sig)
-		if level != syscall.SIGKILL {
-			level = sig
-		}
-		esc.signal(level)
-		if tick == nil {
-			tick = time.NewTicker(escapeeTick)
-			ticks = tick.C
-		}
-	}
-	stop := func(sig syscall.Signal) {
-		send(sig)
-		// --kill-after 0 is no SIGKILL at all, as timeout -k 0.
-		if grace == nil && a.KillAfter > 0 {
-			grace = time.NewTimer(a.KillAfter)
-			graceDone = grace.C
-		}
-	}
+	sv := &supervisor{a: a, cmd: cmd, pgid: pgid, esc: esc, outcome: Success}
+	return sv.supervise(ctx, waited)
+}
+
+// supervisor watches one running attempt: it passes signals on, stops the
+// command on timeout, on a stop signal or when the lock is lost, and kills
+// what is left after the grace.
+type supervisor struct {
+	a       Attempt
+	cmd     *exec.Cmd
+	pgid    int
+	esc     *escapees
+	outcome Outcome
+	level   syscall.Signal // what escapees get: the stop signal, then SIGKILL
+	grace   *time.Timer    // from the stop signal to SIGKILL
+	graceC  <-chan time.Time
+	tick    *time.Ticker // escapees that appear while stopping get the signal too
+}
+
+// supervise runs until the command's leader has ended, then sweeps what it
+// left behind and returns the attempt's result.
+func (s *supervisor) supervise(ctx context.Context, waited <-chan error) Result {
+	defer s.stopTimers()
+	ctxDone, kill := ctx.Done(), s.a.Kill
 	for {
 		select {
 		case err := <-waited:
-			if grace != nil {
-				grace.Stop()
-			}
-			if tick != nil {
-				tick.Stop()
-			}
-			// Whatever left the group dies with it, as in a systemd service's
-			// control group once its main process has exited.
-			if n, survive := esc.kill(); survive > 0 {
-				a.Logger.Error("processes the command left behind survive SIGKILL", "event", "kill", "count", survive, "after_ms", sweepBound.Milliseconds())
-			} else if n > 0 && level == 0 {
-				a.Logger.Warn("killed processes the command left behind", "event", "kill", "count", n, "reason", "left behind")
-			}
-			return classify(cmd, err, outcome)
+			s.stopTimers()
+			s.sweep()
+			return classify(s.cmd, err, s.outcome)
 		case <-ctxDone:
 			ctxDone = nil
-			if outcome != Interrupted {
-				outcome = Timeout
-				if errors.Is(context.Cause(ctx), ErrLostLock) {
-					outcome = LostLock
-				}
-				event := "timeout"
-				if outcome == LostLock {
-					event = "lock_error" // not a timeout: the loop has logged the loss
-				}
-				a.Logger.Warn("attempt stopped", "event", event, "reason", string(outcome), "signal", SignalName(a.Signal), "pgid", pgid)
-			}
-			stop(a.Signal)
-		case sig := <-a.Signals:
-			s, _ := sig.(syscall.Signal)
-			if !isStop(s) {
-				_ = syscall.Kill(-pgid, s)
-				continue
-			}
-			if outcome == Interrupted {
-				a.Logger.Warn("killing the process group", "event", "kill", "pgid", pgid, "reason", "second signal")
-				send(syscall.SIGKILL)
-				continue
-			}
-			outcome = Interrupted
-			stop(s)
+			s.ended(ctx)
+		case sig := <-s.a.Signals:
+			s.signalled(sig)
 		case <-kill:
 			kill = nil
-			if outcome == Success {
+			if s.outcome == Success {
 				// The lease expires before its loss reached ctx: same cause.
-				outcome = LostLock
+				s.outcome = LostLock
 			}
-			a.Logger.Warn("killing the process group", "event", "kill", "pgid", pgid, "reason", "lease expiring")
-			send(syscall.SIGKILL)
-		case <-graceDone:
-			graceDone = nil
-			a.Logger.Warn("killing the process group", "event", "kill", "pgid", pgid, "after_ms", a.KillAfter.Milliseconds())
-			send(syscall.SIGKILL)
-		case <-ticks:
-			esc.signal(level)
+			s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "reason", "lease expiring")
+			s.send(syscall.SIGKILL)
+		case <-s.graceC:
+			s.graceC = nil
+			s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "after_ms", s.a.KillAfter.Milliseconds())
+			s.send(syscall.SIGKILL)
+		case <-s.ticks():
+			s.esc.signal(s.level)
 		}
 	}
+}
+
+// ended stops the command when the attempt's context ends: its timeout, or
+// the lock lost.
+func (s *supervisor) ended(ctx context.Context) {
+	if s.outcome != Interrupted {
+		event := "timeout"
+		s.outcome = Timeout
+		if errors.Is(context.Cause(ctx), ErrLostLock) {
+			s.outcome, event = LostLock, "lock_error" // not a timeout: the loop has logged the loss
+		}
+		s.a.Logger.Warn("attempt stopped", "event", event, "reason", string(s.outcome), "signal", SignalName(s.a.Signal), "pgid", s.pgid)
+	}
+	s.stop(s.a.Signal)
+}
+
+// signalled passes a signal every got on: a stop signal stops the command
+// (a second kills it), any other goes to its group.
+func (s *supervisor) signalled(sig os.Signal) {
+	sg, _ := sig.(syscall.Signal)
+	switch {
+	case !isStop(sg):
+		_ = syscall.Kill(-s.pgid, sg)
+	case s.outcome == Interrupted:
+		s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "reason", "second signal")
+		s.send(syscall.SIGKILL)
+	default:
+		s.outcome = Interrupted
+		s.stop(sg)
+	}
+}
+
+// send signals the group and the escapees.
+func (s *supervisor) send(sig syscall.Signal) {
+	_ = syscall.Kill(-s.pgid, sig)
+	if s.level != syscall.SIGKILL {
+		s.level = sig
+	}
+	s.esc.signal(s.level)
+	if s.tick == nil {
+		s.tick = time.NewTicker(escapeeTick)
+	}
+}
+
+// stop sends the stop signal and starts the grace before SIGKILL.
+// --kill-after 0 is no SIGKILL at all, as timeout -k 0.
+func (s *supervisor) stop(sig syscall.Signal) {
+	s.send(sig)
+	if s.grace == nil && s.a.KillAfter > 0 {
+		s.grace = time.NewTimer(s.a.KillAfter)
+		s.graceC = s.grace.C
+	}
+}
+
+// sweep kills whatever left the group, as in a systemd service's control
+// group once its main process has exited.
+func (s *supervisor) sweep() {
+	if n, survive := s.esc.kill(); survive > 0 {
+		s.a.Logger.Error("processes the command left behind survive SIGKILL", "event", "kill", "count", survive, "after_ms", sweepBound.Milliseconds())
+	} else if n > 0 && s.level == 0 {
+		s.a.Logger.Warn("killed processes the command left behind", "event", "kill", "count", n, "reason", "left behind")
+	}
+}
+
+func (s *supervisor) stopTimers() {
+	if s.grace != nil {
+		s.grace.Stop()
+	}
+	if s.tick != nil {
+		s.tick.Stop()
+	}
+}
+
+// ticks is the escapee ticker's channel, or nil without one.
+func (s *supervisor) ticks() <-chan time.Time {
+	if s.tick == nil {
+		return nil
+	}
+	return s.tick.C
 }
 
 // classify turns the end of a process into a Result. An attempt stopped by

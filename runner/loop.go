@@ -115,39 +115,10 @@ func Loop(ctx context.Context, cfg Config) Exit {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	l := &loop{cfg: cfg, log: cfg.Logger, base: time.Now()}
-
-	var rec *state.Record
-	if cfg.Store != nil {
-		// Bounded: a store that does not answer must not delay the first
-		// slot by a whole call's timeout. Unread, the record is read again
-		// under the lock at the first slot.
-		lctx, cancel := context.WithTimeout(ctx, startLoadBound)
-		var stop os.Signal
-		rec, stop, _ = l.load(lctx)
-		cancel()
-		if stop != nil {
-			return Exit{Reason: Stopped, Signal: stop}
-		}
+	queue, due, stop := l.begin(ctx)
+	if stop != nil {
+		return Exit{Reason: Stopped, Signal: stop}
 	}
-	interrupted := rec != nil && rec.Running && !l.holderAlive(rec, false)
-	plan := PlanStart(StartInput{Record: rec, Schedule: cfg.Schedule, Interval: cfg.Interval, Now: l.base.Round(0),
-		Delay: cfg.Delay, Policy: cfg.CatchUp, Max: cfg.CatchUpMax, Interrupted: interrupted})
-	if rec != nil {
-		l.rec = *rec
-	}
-	l.setGrid(plan.Anchor)
-	switch {
-	case plan.Missed > 0:
-		l.log.Info("slots missed while not running", "event", "catch_up", "missed", plan.Missed, "policy", cfg.CatchUp.String(), "runs", len(plan.Runs), "interrupted", interrupted)
-	case plan.Why == ScheduleChanged || plan.Why == ClockMovedBack:
-		l.log.Info(plan.Why.String()+", starting on a new grid", "event", "catch_up", "missed", 0, "policy", cfg.CatchUp.String(), "reason", plan.Why.String())
-	}
-	var queue []time.Time
-	for _, t := range plan.Runs {
-		queue = append(queue, l.mono(t))
-	}
-	due := l.mono(plan.Due)
-
 	for {
 		var (
 			slot   time.Time
@@ -179,6 +150,41 @@ func Loop(ctx context.Context, cfg Config) Exit {
 			return Exit{Reason: MaxRuns, Last: out.res}
 		}
 	}
+}
+
+// begin reads the record and plans the start: the slots to catch up at once,
+// and the first slot to wait for, on the monotonic clock.
+func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, stop os.Signal) {
+	var rec *state.Record
+	if l.cfg.Store != nil {
+		// Bounded: a store that does not answer must not delay the first
+		// slot by a whole call's timeout. Unread, the record is read again
+		// under the lock at the first slot.
+		lctx, cancel := context.WithTimeout(ctx, startLoadBound)
+		rec, stop, _ = l.load(lctx)
+		cancel()
+		if stop != nil {
+			return nil, due, stop
+		}
+	}
+	interrupted := rec != nil && rec.Running && !l.holderAlive(rec, false)
+	plan := PlanStart(StartInput{Record: rec, Schedule: l.cfg.Schedule, Interval: l.cfg.Interval, Now: l.base.Round(0),
+		Delay: l.cfg.Delay, Policy: l.cfg.CatchUp, Max: l.cfg.CatchUpMax, Interrupted: interrupted})
+	if rec != nil {
+		l.rec = *rec
+	}
+	l.setGrid(plan.Anchor)
+	policy := l.cfg.CatchUp.String()
+	switch {
+	case plan.Missed > 0:
+		l.log.Info("slots missed while not running", "event", "catch_up", "missed", plan.Missed, "policy", policy, "runs", len(plan.Runs), "interrupted", interrupted)
+	case plan.Why == ScheduleChanged || plan.Why == ClockMovedBack:
+		l.log.Info(plan.Why.String()+", starting on a new grid", "event", "catch_up", "missed", 0, "policy", policy, "reason", plan.Why.String())
+	}
+	for _, t := range plan.Runs {
+		queue = append(queue, l.mono(t))
+	}
+	return queue, l.mono(plan.Due), nil
 }
 
 // idle waits for slot due (plus jitter) or for SIGUSR1, and returns the slot to

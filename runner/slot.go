@@ -26,6 +26,13 @@ type outcome struct {
 	stop        os.Signal // a stop signal that came meanwhile
 }
 
+// stopBy records a stop signal that came, unless one came before.
+func (o *outcome) stopBy(sig os.Signal) {
+	if o.stop == nil {
+		o.stop = sig
+	}
+}
+
 // runSlot runs one slot, under the lock: it reads the record again, adopts the
 // grid it finds there, skips a slot another instance already ran, and writes
 // the record when the run starts and when it ends. due is the slot that was
@@ -48,11 +55,7 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	l.ended(&l.outages.store, true, "store reachable again", "event", "skip", "reason", "store")
 	l.ended(&l.outages.lockErr, true, "lock taken again", "event", "lock_error")
 	l.ended(&l.outages.locked, false, "lock free again", "event", "skip", "reason", "locked")
-	defer func() {
-		if stop := l.unlock(lease, out.stop != nil); out.stop == nil {
-			out.stop = stop
-		}
-	}()
+	defer func() { out.stopBy(l.unlock(lease, out.stop != nil)) }()
 
 	now := time.Now()
 	if l.cfg.Store != nil {
@@ -61,27 +64,20 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 			return out
 		}
 	}
+	l.run(ctx, slot, now, manual, catchingUp, lease, &out)
+	return out
+}
+
+// run runs the slot's command, under the lock, and books it in the record:
+// its start while the command starts, its end once it is over.
+func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp bool, lease lock.Lease, out *outcome) {
 	booked := slot
 	if manual {
 		booked = l.grid.Floor(now)
 	}
 	l.rec = markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule,
 		Anchor: l.grid.Anchor, Slot: booked, At: now, Host: l.cfg.Host, PID: l.cfg.PID})
-	// The start is written while the command starts, off the path from slot
-	// to exec; the write does not listen for signals, the attempt does. A
-	// crash before it lands leaves the record of the run before: this slot
-	// then looks missed, as a cut-short run's does.
-	startRec, started := l.rec, make(chan struct{})
-	var startErr error
-	if l.cfg.Store != nil {
-		go func() {
-			defer close(started)
-			startErr = l.cfg.Store.Save(context.WithoutCancel(ctx), &startRec)
-		}()
-	} else {
-		close(started)
-	}
-
+	started, startErr := l.saveStart(ctx)
 	res, attempts, stop := l.attempts(ctx, slot, lease)
 	end := time.Now()
 	l.ran++
@@ -90,11 +86,9 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	// cannot be waited for (a stop, a server that does not answer), the end
 	// is not written, and the record shows the run as cut short.
 	stop, startDone := l.await(started, out.stop != nil)
-	if out.stop == nil {
-		out.stop = stop
-	}
+	out.stopBy(stop)
 	if startDone && l.cfg.Store != nil {
-		l.saved(startErr)
+		l.saved(*startErr)
 	}
 	out.next = l.overran(out.next, end, catchingUp)
 	l.rec = markEnd(l.rec, res, attempts, end)
@@ -104,12 +98,27 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 		l.failures++
 	}
 	if startDone {
-		if stop := l.save(ctx, l.rec, out.stop != nil); out.stop == nil {
-			out.stop = stop
-		}
+		out.stopBy(l.save(ctx, l.rec, out.stop != nil))
 	}
 	l.logFinish(res, attempts, end.Sub(now))
-	return out
+}
+
+// saveStart writes the start of the run while the command starts, off the
+// path from slot to exec; the write does not listen for signals, the attempt
+// does. A crash before it lands leaves the record of the run before: this
+// slot then looks missed, as a cut-short run's does. started is closed when
+// the write is done, with its error in *err.
+func (l *loop) saveStart(ctx context.Context) (started chan struct{}, err *error) {
+	rec, started, err := l.rec, make(chan struct{}), new(error)
+	if l.cfg.Store == nil {
+		close(started)
+		return started, err
+	}
+	go func() {
+		defer close(started)
+		*err = l.cfg.Store.Save(context.WithoutCancel(ctx), &rec)
+	}()
+	return started, err
 }
 
 // lockFailed logs why the lock could not be taken. The holder of a busy file
