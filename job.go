@@ -1,0 +1,83 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// This file owns a job's identity: its name and where its files go.
+
+// stateDir is where state and lock files go: --state-dir, else
+// $XDG_STATE_HOME/every, else ~/.local/state/every; for root without
+// XDG_STATE_HOME, /var/lib/every.
+func stateDir(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	// The XDG spec says a relative path is to be ignored.
+	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "every"), nil
+	}
+	if os.Geteuid() == 0 {
+		return "/var/lib/every", nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", usagef("no state directory: %v; give --state-dir DIR or --no-state", err)
+	}
+	return filepath.Join(home, ".local", "state", "every"), nil
+}
+
+// maxName is the longest job name, in bytes.
+const maxName = 128
+
+// jobName derives a job's name from its command: the base name of argv[0], a
+// dash, and 8 hex digits of the sha256 of the argv joined by NUL. The base
+// is made a valid name: other characters become "_", leading ones that are
+// not a letter or digit are dropped ("job" if nothing is left), and it is
+// cut to fit maxName.
+func jobName(argv []string) string {
+	sum := sha256.Sum256([]byte(strings.Join(argv, "\x00")))
+	base := strings.TrimLeftFunc(sanitizeName(filepath.Base(argv[0])), func(r rune) bool { return !isAlnum(r) })
+	if base == "" {
+		base = "job"
+	}
+	return base[:min(len(base), maxName-9)] + "-" + hex.EncodeToString(sum[:4])
+}
+
+// checkName checks a name given with --name: [A-Za-z0-9._-], starting with a
+// letter or digit, at most maxName bytes.
+func checkName(name string) error {
+	switch {
+	case name == "":
+		return usagef("bad --name \"\": give a name, or leave --name out for one derived from the command")
+	case !isAlnum(rune(name[0])):
+		return usagef("bad --name %q: must start with a letter or digit", name)
+	case strings.IndexFunc(name, func(r rune) bool { return !validNameRune(r) }) >= 0:
+		return usagef("bad --name %q: use only letters, digits, '.', '_' and '-'", name)
+	case len(name) > maxName:
+		return usagef("bad --name %q: longer than %d bytes", name, maxName)
+	}
+	return nil
+}
+
+func isAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
+
+// sanitizeName keeps [A-Za-z0-9._-] and turns anything else into "_".
+func sanitizeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if validNameRune(r) {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+func validNameRune(r rune) bool {
+	return isAlnum(r) || r == '.' || r == '_' || r == '-'
+}

@@ -1,0 +1,288 @@
+package main
+
+import (
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/everycli/every/runner"
+	"github.com/everycli/every/schedule"
+)
+
+// This file owns the options: their flags, their environment variables, and
+// their checking into one settings value.
+
+// envName is the environment variable that every option also reads.
+func envName(flag string) string {
+	return "EVERY_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+func stringFlag(name, value, usage string) *cli.StringFlag {
+	return &cli.StringFlag{Name: name, Value: value, Usage: usage, EnvVars: []string{envName(name)}}
+}
+
+func boolFlag(name, usage string, aliases ...string) *cli.BoolFlag {
+	return &cli.BoolFlag{Name: name, Aliases: aliases, Usage: usage, EnvVars: []string{envName(name)}}
+}
+
+// Every value is read as a string and parsed here, so that a bad one, from a
+// flag or from the environment, gets the same one-line message.
+var runFlags = []cli.Flag{
+	// --name reads no environment variable: EVERY_NAME is what every sets for
+	// its command, and an every inside a job must not take the outer job's name.
+	&cli.StringFlag{Name: "name", Usage: "job `NAME` for logs, lock and state (default: command base name + hash of argv)"},
+	stringFlag("jitter", "0", "delay each start by a random part of `D`; the grid does not move"),
+	stringFlag("delay", "0", "wait `D` before the first slot of a fresh start"),
+	stringFlag("retries", "0", "retry a failed run up to `N` more times"),
+	stringFlag("backoff", "1s", "first wait `D` between attempts, doubled each retry, +0-30% jitter"),
+	stringFlag("backoff-max", "1m", "longest wait `D` between attempts"),
+	stringFlag("max-failures", "0", "exit 1 after `N` consecutive failed runs (0: never)"),
+	stringFlag("max-runs", "0", "exit after `N` runs, with the last run's status (0: never)"),
+	stringFlag("timeout", "0", "stop an attempt after `D` (0: never); it counts as failed, status 124"),
+	stringFlag("signal", "TERM", "`SIG` sent to the command's process group on timeout"),
+	stringFlag("kill-after", "10s", "SIGKILL what is left `D` after a timeout or stop signal (0: never)"),
+	boolFlag("stdin", "give the command every's stdin (default: /dev/null)"),
+	stringFlag("catch-up", "once", "slots missed while not running: `POLICY` once, none or all"),
+	stringFlag("catch-up-max", "10", "with --catch-up all, run at most `N` missed slots"),
+	stringFlag("state-dir", "", "`DIR` for state and lock files (default: $XDG_STATE_HOME/every, ~/.local/state/every, /var/lib/every for root)"),
+	stringFlag("state", "", "state file `PATH` (default: DIR/NAME.json)"),
+	boolFlag("no-state", "keep no state: no catch-up, no restart memory"),
+	stringFlag("lock", "", "lock file `PATH` (default: DIR/NAME.lock)"),
+	boolFlag("no-lock", "take no lock: instances may run the command at the same time"),
+	stringFlag("lock-wait", "0", "wait up to `D` for a busy lock, then skip the slot"),
+	stringFlag("store", "", "keep lock and state in Redis for a fleet: `URL` redis://[user:pass@]host:port/db[?prefix=every:], or rediss://"),
+	stringFlag("lock-ttl", "30s", "with --store, the lock outlives a holder that stops renewing it by `D`"),
+	stringFlag("log-format", "text", "log as `FORMAT`: text (logfmt) or json"),
+	stringFlag("log-level", "info", "log `LEVEL`: debug, info, warn or error"),
+	boolFlag("quiet", "log warnings and errors only (--log-level warn)", "q"),
+}
+
+// flagArity maps every spelling of the options to whether it takes a value.
+func flagArity(flags []cli.Flag) map[string]bool {
+	m := map[string]bool{"help": false, "h": false, "version": false}
+	for _, f := range flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			m[n] = !isBool
+		}
+	}
+	return m
+}
+
+// canonical maps every spelling of the run options to the flag's name.
+var canonical = func() map[string]string {
+	m := map[string]string{}
+	for _, f := range runFlags {
+		for _, n := range f.Names() {
+			m[n] = f.Names()[0]
+		}
+	}
+	return m
+}()
+
+// statusFlags are the options of every status.
+var statusFlags = []cli.Flag{
+	stringFlag("state-dir", "", "list the jobs of `DIR` (default: as for running)"),
+	stringFlag("store", "", "list the jobs of the Redis at `URL`, as --store of a run"),
+	boolFlag("json", "print a JSON array"),
+}
+
+// options reads the parsed options and checks each one.
+type options struct {
+	c     *cli.Context
+	given map[string]bool // given on the command line, not from the environment
+	err   error
+}
+
+// label names where an option's value came from, for messages: the flag
+// ("--retries"), or the environment variable it was read from.
+func (o *options) label(name string) string {
+	if !o.given[name] && os.Getenv(envName(name)) != "" {
+		return envName(name)
+	}
+	return "--" + name
+}
+
+// get returns an option's value. An empty one, as from EVERY_RETRIES= in the
+// environment, means the default, as an unset one does.
+func (o *options) get(name string) string {
+	if s := o.c.String(name); s != "" {
+		return s
+	}
+	return defaults[name]
+}
+
+// defaults holds the options' default values, read before urfave/cli, which
+// stores values from the environment in its flags, has run.
+var defaults = func() map[string]string {
+	m := map[string]string{}
+	for _, f := range runFlags {
+		if sf, ok := f.(*cli.StringFlag); ok {
+			m[sf.Name] = sf.Value
+		}
+	}
+	return m
+}()
+
+func (o *options) duration(name string) time.Duration {
+	if o.err != nil {
+		return 0
+	}
+	d, err := schedule.ParseDuration(o.get(name))
+	if err != nil {
+		o.err = usagef("bad %s: %v; try 500ms, 30s, 1m30s or 1d", o.label(name), err)
+	} else if d < 0 {
+		o.err = usagef("bad %s %q: must not be negative", o.label(name), o.get(name))
+	}
+	return d
+}
+
+func (o *options) count(name string) int {
+	if o.err != nil {
+		return 0
+	}
+	s := o.get(name)
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		o.err = usagef("bad %s %q: not a whole number", o.label(name), s)
+	} else if n < 0 {
+		o.err = usagef("bad %s %q: must not be negative", o.label(name), s)
+	}
+	return n
+}
+
+func (o *options) oneOf(name string, allowed ...string) string {
+	s := o.get(name)
+	for _, a := range allowed {
+		if s == a {
+			return s
+		}
+	}
+	if o.err == nil {
+		o.err = usagef("bad %s %q: use one of %s", o.label(name), s, strings.Join(allowed, ", "))
+	}
+	return s
+}
+
+func (o *options) signal(name string) syscall.Signal {
+	sig, ok := parseSignal(o.get(name))
+	if !ok && o.err == nil {
+		o.err = usagef("bad %s %q: not a signal; try TERM, INT, HUP, KILL or a number", o.label(name), o.get(name))
+	}
+	return sig
+}
+
+// parseSignal reads a signal by name, with or without "SIG", in any case, or
+// by number (1 to 64).
+func parseSignal(s string) (syscall.Signal, bool) {
+	s = strings.ToUpper(s)
+	if n, err := strconv.Atoi(s); err == nil {
+		return syscall.Signal(n), n > 0 && n < 65
+	}
+	if !strings.HasPrefix(s, "SIG") {
+		s = "SIG" + s
+	}
+	sig := unix.SignalNum(s)
+	return sig, sig != 0
+}
+
+// settings is the command line, validated and typed: the loop's
+// configuration and where its lock and state live.
+type settings struct {
+	cfg runner.Config
+
+	store           string // --store URL; empty: files
+	lockTTL         time.Duration
+	stateDir        string // --state-dir as given; empty: the default
+	statePath       string // --state as given
+	lockPath        string // --lock as given
+	noState, noLock bool
+}
+
+// minLockTTL is the shortest --lock-ttl: renewals go every third of it.
+const minLockTTL = 100 * time.Millisecond
+
+// config turns the parsed command line into settings. Every value is
+// checked, whether or not it matters in this invocation.
+func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) {
+	o := &options{c: c, given: inv.given}
+	interval, err := schedule.ParseInterval(inv.schedule)
+	if err != nil {
+		return settings{}, usagef("bad schedule: %v; try 500ms, 30s, 1m30s, 2h or 1d", err)
+	}
+	cfg := runner.Config{
+		Command:     inv.command,
+		Schedule:    inv.schedule,
+		Interval:    interval,
+		Jitter:      o.duration("jitter"),
+		Delay:       o.duration("delay"),
+		Retries:     o.count("retries"),
+		Backoff:     o.duration("backoff"),
+		BackoffMax:  o.duration("backoff-max"),
+		MaxFailures: o.count("max-failures"),
+		MaxRuns:     o.count("max-runs"),
+		Timeout:     o.duration("timeout"),
+		Signal:      o.signal("signal"),
+		KillAfter:   o.duration("kill-after"),
+		Stdin:       c.Bool("stdin"),
+		CatchUpMax:  o.count("catch-up-max"),
+		LockWait:    o.duration("lock-wait"),
+	}
+	st := settings{
+		lockTTL:   o.duration("lock-ttl"),
+		store:     c.String("store"),
+		stateDir:  c.String("state-dir"),
+		statePath: c.String("state"),
+		lockPath:  c.String("lock"),
+		noState:   c.Bool("no-state"),
+		noLock:    c.Bool("no-lock"),
+	}
+	policy := o.oneOf("catch-up", "once", "none", "all")
+	cfg.CatchUp, _ = runner.ParseCatchUp(policy)
+	format := o.oneOf("log-format", "text", "json")
+	level := o.oneOf("log-level", "debug", "info", "warn", "error")
+	switch {
+	case o.err != nil:
+		return st, o.err
+	case cfg.Jitter >= interval:
+		return st, usagef("bad %s %q: must be shorter than the interval %s; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), inv.schedule)
+	case st.lockTTL < minLockTTL:
+		return st, usagef("bad %s %q: give a duration of at least 100ms, such as 30s", o.label("lock-ttl"), o.get("lock-ttl"))
+	case st.statePath != "" && st.statePath == st.lockPath:
+		return st, usagef("bad --state and --lock %q: they may not name the same file; give each its own", st.statePath)
+	}
+	cfg.Name = c.String("name")
+	if cfg.Name == "" && !inv.given["name"] {
+		cfg.Name = jobName(inv.command)
+	} else if err := checkName(cfg.Name); err != nil {
+		return st, err
+	}
+	cfg.Logger = newLogger(stderr, format, level, c.Bool("quiet")).With("job", cfg.Name)
+	st.cfg = cfg
+	return st, nil
+}
+
+// identityVars are options that say which job this is. They are read as
+// options, but not passed on to the command: an every inside a job must not
+// take the outer job's lock or state.
+var identityVars = []string{"EVERY_STATE", "EVERY_LOCK", "EVERY_STATE_DIR", "EVERY_STORE"}
+
+// outputVars are what every sets for its command; inherited ones (of an
+// outer every) are dropped, so the command sees only this job's.
+var outputVars = []string{"EVERY_NAME", "EVERY_RUN", "EVERY_ATTEMPT", "EVERY_SLOT", "EVERY_LAST_SUCCESS", "EVERY_FENCING_TOKEN"}
+
+// childEnv is the environment the command inherits: every's own, less the
+// job-identity options and the outputs of an outer every.
+func childEnv(environ []string) []string {
+	return slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(identityVars, k) || slices.Contains(outputVars, k)
+	})
+}
