@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/everycli/every/internal/pid"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
@@ -205,18 +205,10 @@ func describeJob(rec *state.Record, host string, now time.Time) jobStatus {
 	}
 	if rec.Running {
 		// The record says running; on this host, the process can be checked.
-		j.Running = rec.Host != host || processAlive(rec.PID)
+		j.Running = rec.Host != host || pid.Alive(rec.PID)
 		j.PID, j.Host = rec.PID, rec.Host
 	}
 	return j
-}
-
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || err == syscall.EPERM
 }
 
 func lastRunText(j jobStatus, now time.Time) string {

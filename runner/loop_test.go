@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -139,18 +140,6 @@ func offsets(starts []time.Time, origin time.Time) []time.Duration {
 	return ds
 }
 
-func equalDurations(a, b []time.Duration) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestLoopHoursWithoutDrift(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeExec{took: []time.Duration{7 * time.Second, 13 * time.Second, 89 * time.Second}}
@@ -191,7 +180,7 @@ func TestLoopOverrunSkipsSlots(t *testing.T) {
 		Loop(context.Background(), cfg)
 		got := offsets(f.starts(), origin)
 		want := []time.Duration{0, 10 * time.Second, 40 * time.Second, 50 * time.Second}
-		if !equalDurations(got, want) {
+		if !slices.Equal(got, want) {
 			t.Fatalf("starts %v, want %v", got, want)
 		}
 		skips := eventsNamed(logEvents(t, &buf), "skip")
@@ -227,7 +216,7 @@ func TestLoopRetryWaits(t *testing.T) {
 				if end.Reason != MaxRuns || end.Last.ExitCode != 3 {
 					t.Fatalf("end = %+v, want MaxRuns with status 3", end)
 				}
-				if got := offsets(f.starts(), origin); !equalDurations(got, tt.want) {
+				if got := offsets(f.starts(), origin); !slices.Equal(got, tt.want) {
 					t.Fatalf("attempts at %v, want %v", got, tt.want)
 				}
 				for i, c := range f.calls {
@@ -381,7 +370,7 @@ func TestLoopUSR1RunsNowWithoutMovingGrid(t *testing.T) {
 		<-done
 		got := offsets(f.starts(), origin)
 		want := []time.Duration{0, 25 * time.Second, time.Minute}
-		if !equalDurations(got, want) {
+		if !slices.Equal(got, want) {
 			t.Fatalf("starts %v, want %v", got, want)
 		}
 	})
@@ -404,7 +393,7 @@ func TestLoopUSR1OverrunSkips(t *testing.T) {
 		<-done
 		got := offsets(f.starts(), origin)
 		want := []time.Duration{0, 50 * time.Second, 2 * time.Minute}
-		if !equalDurations(got, want) {
+		if !slices.Equal(got, want) {
 			t.Fatalf("starts %v, want %v", got, want)
 		}
 	})
@@ -459,7 +448,7 @@ func TestLoopTimeoutPerAttempt(t *testing.T) {
 			t.Fatalf("end = %+v, want a timeout with status 124", end)
 		}
 		// attempt 1 at 0 times out at 3s, backoff 1s, attempt 2 at 4s times out at 7s
-		if got, want := offsets(f.starts(), origin), []time.Duration{0, 4 * time.Second}; !equalDurations(got, want) {
+		if got, want := offsets(f.starts(), origin), []time.Duration{0, 4 * time.Second}; !slices.Equal(got, want) {
 			t.Fatalf("attempts at %v, want %v", got, want)
 		}
 		if elapsed := time.Since(origin); elapsed != 7*time.Second {
@@ -480,7 +469,7 @@ func TestLoopJitterDelaysStartsNotGrid(t *testing.T) {
 		origin := time.Now()
 		Loop(context.Background(), cfg)
 		want := []time.Duration{8 * time.Second, 18 * time.Second, 28 * time.Second}
-		if got := offsets(f.starts(), origin); !equalDurations(got, want) {
+		if got := offsets(f.starts(), origin); !slices.Equal(got, want) {
 			t.Fatalf("starts %v, want %v", got, want)
 		}
 		for i, c := range f.calls {

@@ -11,9 +11,9 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"syscall"
 	"time"
 
+	"github.com/everycli/every/internal/pid"
 	"github.com/everycli/every/lock"
 	"github.com/everycli/every/state"
 )
@@ -177,14 +177,5 @@ func (l *loop) holderAlive(rec *state.Record, underLock bool) bool {
 	case rec.Host != l.cfg.Host:
 		return true
 	}
-	return processAlive(rec.PID)
-}
-
-// processAlive reports whether a process with this pid exists on this host.
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false // kill(0) and kill(-n) would ask about process groups
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return pid.Alive(rec.PID)
 }

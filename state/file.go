@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/everycli/every/internal/pid"
 )
 
 // File is a Record kept in a JSON file. Writes go to a temporary file in the
@@ -263,17 +264,11 @@ func (f File) removeLeftovers() {
 		if !ok {
 			continue
 		}
-		pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
-		if err != nil || pid == os.Getpid() || !alive(pid) {
+		writer, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+		if err != nil || writer == os.Getpid() || !pid.Alive(writer) {
 			_ = os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
-}
-
-// alive reports whether a process with this pid exists (on this host).
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func syncDir(dir string) error {

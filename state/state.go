@@ -1,6 +1,7 @@
 // Package state owns a job's memory between runs and restarts: the Record of
-// the last run and of the slot grid, and the Stores that keep it, a JSON file
-// written atomically on one host.
+// the last run and of the slot grid, with the limits within which it is
+// trusted, and the Stores that keep it: a JSON file written atomically on one
+// host, or a Redis key for a fleet.
 package state
 
 import (
