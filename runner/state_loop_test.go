@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -105,7 +106,7 @@ func TestLoopRestartKeepsPhase(t *testing.T) {
 			t.Fatalf("end = %+v", end)
 		}
 		want := []time.Duration{0, 90 * time.Second, 180 * time.Second}
-		if got := offsets(f.starts(), origin); !equalDurations(got, want) {
+		if got := offsets(f.starts(), origin); !slices.Equal(got, want) {
 			t.Fatalf("starts %v, want %v", got, want)
 		}
 		rec := store.get()
@@ -150,7 +151,7 @@ func TestLoopCatchUpPolicies(t *testing.T) {
 				cfg.CatchUp, cfg.CatchUpMax = tt.policy, tt.max
 				cfg.MaxRuns = len(tt.want)
 				Loop(context.Background(), cfg)
-				if got := offsets(f.starts(), restart); !equalDurations(got, tt.want) {
+				if got := offsets(f.starts(), restart); !slices.Equal(got, tt.want) {
 					t.Fatalf("starts %v, want %v", got, tt.want)
 				}
 				for i, c := range f.calls {
@@ -218,7 +219,7 @@ func TestLoopTwoInstancesOneRunPerSlot(t *testing.T) {
 		for k := range 10 {
 			want = append(want, time.Duration(k)*10*time.Second)
 		}
-		if got := offsets(f.starts(), origin); !equalDurations(got, want) {
+		if got := offsets(f.starts(), origin); !slices.Equal(got, want) {
 			t.Fatalf("starts %v, want one a slot on A's grid: %v", got, want)
 		}
 		if rec := store.get(); rec.Runs != 10 {
