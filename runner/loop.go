@@ -94,6 +94,9 @@ type loop struct {
 	failures int // consecutive failed runs in this process
 	ran      int // runs in this process
 	outages  outages
+	// runAsked says a SIGUSR1 came while the loop was busy with the store
+	// and no run followed: the idle wait runs one at once.
+	runAsked bool
 }
 
 // startLoadBound is how long the start-up read of the record may take.
@@ -193,6 +196,10 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slot time.Time, manual 
 	wake := due
 	if l.cfg.Jitter > 0 {
 		wake = wake.Add(time.Duration(l.cfg.Rand() * float64(l.cfg.Jitter)))
+	}
+	if l.runAsked {
+		l.runAsked = false
+		return time.Now(), true, nil
 	}
 	timer := time.NewTimer(time.Until(wake) - earlyWake)
 	defer timer.Stop()

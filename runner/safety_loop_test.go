@@ -330,3 +330,54 @@ func TestLoopBusyLockNamesHolderFromRecord(t *testing.T) {
 		}
 	})
 }
+
+// slowUnlock is a lock whose release takes until the test lets it go.
+type slowUnlock struct {
+	memLock
+	release chan struct{}
+}
+
+func (s *slowUnlock) Lock(ctx context.Context, wait time.Duration) (lock.Lease, error) {
+	if _, err := s.memLock.Lock(ctx, wait); err != nil {
+		return nil, err
+	}
+	return slowLease{s}, nil
+}
+
+type slowLease struct{ s *slowUnlock }
+
+func (l slowLease) Unlock() error {
+	<-l.s.release
+	return memLease{&l.s.memLock}.Unlock()
+}
+func (slowLease) Lost() <-chan struct{}     { return nil }
+func (slowLease) Token() int64              { return 0 }
+func (slowLease) Expiring() <-chan struct{} { return nil }
+
+// A SIGUSR1 that comes once a run has finished, while the lock is still being
+// released, is not lost: a run follows at once.
+func TestLoopUSR1DuringReleaseRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lk := &slowUnlock{release: make(chan struct{})}
+		f := &fakeExec{took: []time.Duration{time.Second}}
+		var buf bytes.Buffer
+		signals := make(chan os.Signal, 2)
+		cfg := testConfig(f, &buf, signals)
+		cfg.Lock = lk
+		done := make(chan Exit)
+		go func() { done <- Loop(context.Background(), cfg) }()
+		time.Sleep(2 * time.Second) // run 1 took 1s; its release hangs
+		synctest.Wait()
+		signals <- syscall.SIGUSR1
+		synctest.Wait()
+		close(lk.release)
+		time.Sleep(time.Second) // run 2, asked for, takes 1s: 2s..3s
+		synctest.Wait()
+		signals <- sigterm
+		<-done
+		starts := offsets(f.starts(), f.starts()[0])
+		if len(starts) < 2 || starts[1] != 2*time.Second {
+			t.Fatalf("runs at %v, want a second run at 2s, when SIGUSR1 came", starts)
+		}
+	})
+}

@@ -71,6 +71,7 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 // run runs the slot's command, under the lock, and books it in the record:
 // its start while the command starts, its end once it is over.
 func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp bool, lease lock.Lease, out *outcome) {
+	l.runAsked = false // this run answers a SIGUSR1 that came while the slot began
 	booked := slot
 	if manual {
 		booked = l.grid.Floor(now)

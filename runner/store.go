@@ -11,6 +11,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/everycli/every/internal/pid"
@@ -56,12 +57,16 @@ func (l *loop) await(finished <-chan struct{}, stopping bool) (stop os.Signal, d
 		case <-grace:
 			return nil, false
 		case sig := <-signals:
-			if isStop(sig) {
+			switch {
+			case isStop(sig):
 				l.logStop(sig, false)
 				return sig, false
+			case sig == syscall.SIGUSR1:
+				// A run asked for: kept for the idle wait, unless a run
+				// starts first and answers it.
+				l.runAsked = true
 			}
-			// SIGUSR1 asks for a run, and one is under way; there is no
-			// child for SIGHUP or SIGUSR2.
+			// There is no child for SIGHUP or SIGUSR2.
 		}
 	}
 }
