@@ -86,24 +86,26 @@ func FuzzOpenFleet(f *testing.F) {
 // knownFleetBug names a bug of openFleet that raw runs into, reported to be
 // fixed, or "". The lead deletes each case with its fix.
 func knownFleetBug(raw, shown, server string, err error) string {
-	r := server
-	if err != nil {
-		r = redactURL(raw)
+	if err == nil {
+		u, perr := url.Parse(raw)
+		switch {
+		case perr != nil:
+		case u.Opaque != "":
+			return "bug: openFleet accepts an opaque URL (redis:u:pw@host), which go-redis reads as localhost:6379, " +
+				"and shows it whole as the server"
+		case u.Port() != "":
+			if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {
+				return "bug: openFleet accepts a port out of range, which fails each slot as if the store were down"
+			}
+		}
+		return ""
 	}
-	if at := strings.LastIndex(r, "@"); at >= 0 && !strings.HasSuffix(r[:at], "***") {
+	if r := redactURL(raw); strings.Contains(r, "@") && !strings.HasSuffix(r[:strings.LastIndex(r, "@")], "***") {
 		return "bug: redactURL hides the userinfo only up to a '/' or the first '@', or not at all without \"//\": " +
 			"a password with an unescaped '/' or '@', or in a URL without \"//\", shows in messages"
 	}
-	if err != nil && strings.Contains(shown, "<nil>") {
+	if strings.Contains(shown, "<nil>") {
 		return "bug: openFleet shows errors.Unwrap of a go-redis error, nil for most: the message says <nil>"
-	}
-	if u, perr := url.Parse(raw); err == nil && perr == nil {
-		if u.Opaque != "" {
-			return "bug: openFleet accepts an opaque URL (redis:host), which go-redis reads as localhost:6379"
-		}
-		if n, err := strconv.Atoi(u.Port()); u.Port() != "" && (err != nil || n < 1 || n > 65535) {
-			return "bug: openFleet accepts a port out of range, which fails each slot as if the store were down"
-		}
 	}
 	return ""
 }

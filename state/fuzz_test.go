@@ -110,6 +110,11 @@ func FuzzDecode(f *testing.F) {
 		if !sameRecord(r, back) {
 			t.Fatalf("Decode of Encode changed the record:\n%+v\n%+v", *r, *back)
 		}
+		for _, at := range []time.Time{back.Anchor, back.LastSlot, back.LastRun, back.LastEnd, back.LastSuccess} {
+			if !at.IsZero() && at.Location() != time.UTC {
+				t.Fatalf("Encode wrote a time not in UTC: %v\n%s", at, enc)
+			}
+		}
 		if err := back.Sane(now, period); err != nil {
 			t.Fatalf("Sane before Encode, not after: %v", err)
 		}
