@@ -202,15 +202,6 @@ func TestJobName(t *testing.T) {
 	if long := jobName([]string{strings.Repeat("x", 300)}); len(long) != maxName {
 		t.Errorf("a 300-byte command makes a %d-byte name, want %d", len(long), maxName)
 	}
-	tests = []struct {
-		argv []string
-		want string
-	}{}
-	for _, tt := range tests {
-		if got := jobName(tt.argv); got != tt.want {
-			t.Errorf("jobName(%q) = %q, want %q", tt.argv, got, tt.want)
-		}
-	}
 	if jobName([]string{"a", "b"}) == jobName([]string{"a b"}) {
 		t.Error("argv [a b] and [a b] as one word share a name")
 	}
