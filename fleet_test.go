@@ -2,22 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/everycli/every/internal/redistest"
 )
-
-func init() {
-	scriptCmds["redis"] = redisCmd
-	scriptCmds["checkfence"] = checkFence
-}
 
 // scriptTB lets redistest run a server for a script.
 type scriptTB struct{ ts *testscript.TestScript }
@@ -51,10 +49,15 @@ func redisCondition() (bool, error) {
 }
 
 // redis start [ARGS...] | stop | restart | do [-a PASSWORD] CMD...: a real
-// redis-server for the script; start sets $REDIS (host:port).
+// redis-server for the script; start sets $REDIS (host:port). do writes the
+// reply to stdout, one value a line ("(nil)" for none), for stdout to check;
+// ! redis do expects an error reply, and fails if the command succeeds.
 func redisCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: redis start|stop|restart|do ...")
+	}
+	if args[0] != "do" {
+		noNeg(ts, neg, "redis "+args[0])
 	}
 	serversMu.Lock()
 	srv := servers[ts]
@@ -83,24 +86,53 @@ func redisCmd(ts *testscript.TestScript, neg bool, args []string) {
 		if len(rest) > 1 && rest[0] == "-a" {
 			password, rest = rest[1], rest[2:]
 		}
-		v, err := srv.Do(context.Background(), password, rest...)
-		if err != nil && !neg {
-			ts.Fatalf("redis %s: %v", strings.Join(rest, " "), err)
+		if len(rest) == 0 {
+			ts.Fatalf("usage: redis do [-a PASSWORD] CMD...")
 		}
-		ts.Logf("redis %s: %v", strings.Join(rest, " "), v)
+		ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+		defer cancel()
+		v, err := srv.Do(ctx, password, rest...)
+		if errors.Is(err, redis.Nil) {
+			v, err = "(nil)", nil
+		}
+		switch {
+		case err != nil && !neg:
+			ts.Fatalf("redis %s: %v", strings.Join(rest, " "), err)
+		case err != nil:
+			ts.Logf("redis %s: %v (as expected)", strings.Join(rest, " "), err)
+			return
+		case neg:
+			ts.Fatalf("redis %s succeeded (%v), want an error", strings.Join(rest, " "), v)
+		}
+		writeReply(ts.Stdout(), v)
 	default:
 		ts.Fatalf("unknown redis command %q", args[0])
 	}
 }
 
+// writeReply writes a Redis reply one value a line, arrays flattened.
+func writeReply(w io.Writer, v any) {
+	if vs, ok := v.([]any); ok {
+		for _, e := range vs {
+			writeReply(w, e)
+		}
+		return
+	}
+	fmt.Fprintln(w, v)
+}
+
 // checkfence FILE: the fencing tokens in FILE, one a line in run order, are
-// strictly increasing.
+// at least two and strictly increasing.
 func checkFence(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "checkfence")
 	if len(args) != 1 {
 		ts.Fatalf("usage: checkfence FILE")
 	}
 	prev := int64(0)
 	lines := strings.Fields(ts.ReadFile(args[0]))
+	if len(lines) < 2 {
+		ts.Fatalf("%s holds %d fencing tokens, want at least 2", args[0], len(lines))
+	}
 	for i, f := range lines {
 		n, err := strconv.ParseInt(f, 10, 64)
 		if err != nil {

@@ -186,15 +186,27 @@ func appendLine(name, line string) {
 	}
 }
 
-func waitForFile(name string) bool {
+// poll calls cond every 5ms until it holds, for at most waitBound, and
+// reports whether it held: the one way tests wait for something to happen.
+func poll(cond func() bool) bool {
 	deadline := time.Now().Add(waitBound)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(name); err == nil {
+	for {
+		if cond() {
 			return true
+		}
+		if time.Now().After(deadline) {
+			return false
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return false
+}
+
+// waitForFile waits until name exists, for at most waitBound.
+func waitForFile(name string) bool {
+	return poll(func() bool {
+		_, err := os.Stat(name)
+		return err == nil
+	})
 }
 
 func fatalf(format string, args ...any) {
@@ -202,9 +214,23 @@ func fatalf(format string, args ...any) {
 	os.Exit(99)
 }
 
+// parsePid parses a pid file's content. A pid of 0 or less is an error,
+// never a process: kill(2) takes 0 for the caller's process group and -1 for
+// every process it may signal.
+func parsePid(content string) (int, error) {
+	pid, err := strconv.Atoi(strings.TrimSpace(content))
+	if err != nil {
+		return 0, fmt.Errorf("parse pid: %w", err)
+	}
+	if pid <= 0 {
+		return 0, fmt.Errorf("pid %d is not a process", pid)
+	}
+	return pid, nil
+}
+
 // readPid reads a pid file written by job.
 func readPid(ts *testscript.TestScript, name string) int {
-	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(name)))
+	pid, err := parsePid(ts.ReadFile(name))
 	if err != nil {
 		ts.Fatalf("pid file %s: %v", name, err)
 	}
@@ -212,7 +238,11 @@ func readPid(ts *testscript.TestScript, name string) int {
 }
 
 // alive reports whether pid is a process that has not ended (a zombie has).
-func alive(pid int) bool {
+// It fails the script for a pid of 0 or less (see parsePid).
+func alive(ts *testscript.TestScript, pid int) bool {
+	if pid <= 0 {
+		ts.Fatalf("alive(%d): not a process", pid)
+	}
 	if err := syscall.Kill(pid, 0); err != nil {
 		return false
 	}
@@ -225,77 +255,92 @@ func alive(pid int) bool {
 	return !strings.HasPrefix(strings.TrimSpace(string(rest)), "Z")
 }
 
-var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	// waitfile FILE...: wait until each file exists.
-	"waitfile": func(ts *testscript.TestScript, neg bool, args []string) {
-		for _, a := range args {
-			if !waitForFile(ts.MkAbs(a)) {
-				ts.Fatalf("%s did not appear within %v", a, waitBound)
-			}
+// noNeg fails a command that has no meaningful negation if the script gives
+// it one: a "!" silently ignored would make the line pass both ways.
+func noNeg(ts *testscript.TestScript, neg bool, name string) {
+	if neg {
+		ts.Fatalf("unsupported: ! %s", name)
+	}
+}
+
+// waitfile FILE...: wait until each file exists.
+func waitFileCmd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "waitfile")
+	if len(args) == 0 {
+		ts.Fatalf("usage: waitfile FILE...")
+	}
+	for _, a := range args {
+		if !waitForFile(ts.MkAbs(a)) {
+			ts.Fatalf("%s did not appear within %v", a, waitBound)
 		}
-	},
-	// waitlines FILE N: wait until FILE has at least N lines.
-	"waitlines": func(ts *testscript.TestScript, neg bool, args []string) {
-		if len(args) != 2 {
-			ts.Fatalf("usage: waitlines FILE N")
-		}
-		n, _ := strconv.Atoi(args[1])
-		deadline := time.Now().Add(waitBound)
-		for time.Now().Before(deadline) {
-			b, _ := os.ReadFile(ts.MkAbs(args[0]))
-			if strings.Count(string(b), "\n") >= n {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+	}
+}
+
+// waitlines FILE N: wait until FILE has at least N lines.
+func waitLinesCmd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "waitlines")
+	if len(args) != 2 {
+		ts.Fatalf("usage: waitlines FILE N")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	name := ts.MkAbs(args[0])
+	if !poll(func() bool {
+		b, _ := os.ReadFile(name)
+		return strings.Count(string(b), "\n") >= n
+	}) {
 		ts.Fatalf("%s did not reach %d lines within %v", args[0], n, waitBound)
-	},
-	// waitlog FILE REGEXP N: wait until at least N lines of FILE match REGEXP.
-	"waitlog": func(ts *testscript.TestScript, neg bool, args []string) {
-		if len(args) != 3 {
-			ts.Fatalf("usage: waitlog FILE REGEXP N")
-		}
-		re := regexp.MustCompile(args[1])
-		n, _ := strconv.Atoi(args[2])
-		deadline := time.Now().Add(waitBound)
-		for time.Now().Before(deadline) {
-			b, _ := os.ReadFile(ts.MkAbs(args[0]))
-			if len(re.FindAllIndex(b, -1)) >= n {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+	}
+}
+
+// waitlog FILE REGEXP N: wait until FILE has at least N matches of REGEXP.
+func waitLogCmd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "waitlog")
+	if len(args) != 3 {
+		ts.Fatalf("usage: waitlog FILE REGEXP N")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	n, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	name := ts.MkAbs(args[0])
+	if !poll(func() bool {
+		b, _ := os.ReadFile(name)
+		return len(re.FindAllIndex(b, -1)) >= n
+	}) {
 		ts.Fatalf("%s did not get %d lines matching %s within %v", args[0], n, args[1], waitBound)
-	},
-	// signal SIG PIDFILE: send SIG to the process whose pid is in PIDFILE.
-	"signal": func(ts *testscript.TestScript, neg bool, args []string) {
-		if len(args) != 2 {
-			ts.Fatalf("usage: signal SIG PIDFILE")
-		}
-		sig := unix.SignalNum("SIG" + args[0])
-		if sig == 0 {
-			ts.Fatalf("unknown signal %s", args[0])
-		}
-		ts.Check(syscall.Kill(readPid(ts, args[1]), sig))
-	},
-	// gone PIDFILE...: wait until each process has ended; with !, check that
-	// each is still running.
-	"gone": func(ts *testscript.TestScript, neg bool, args []string) {
-		for _, a := range args {
-			pid := readPid(ts, a)
-			if neg {
-				if !alive(pid) {
-					ts.Fatalf("process %d (%s) has ended", pid, a)
-				}
-				continue
+	}
+}
+
+// signal SIG PIDFILE: send SIG to the process whose pid is in PIDFILE.
+func signalCmd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "signal")
+	if len(args) != 2 {
+		ts.Fatalf("usage: signal SIG PIDFILE")
+	}
+	sig := unix.SignalNum("SIG" + args[0])
+	if sig == 0 {
+		ts.Fatalf("unknown signal %s", args[0])
+	}
+	ts.Check(syscall.Kill(readPid(ts, args[1]), sig))
+}
+
+// gone PIDFILE...: wait until each process has ended; with !, check that
+// each is still running.
+func goneCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: gone PIDFILE...")
+	}
+	for _, a := range args {
+		pid := readPid(ts, a)
+		if neg {
+			if !alive(ts, pid) {
+				ts.Fatalf("process %d (%s) has ended", pid, a)
 			}
-			deadline := time.Now().Add(waitBound)
-			for alive(pid) {
-				if time.Now().After(deadline) {
-					ts.Fatalf("process %d (%s) still runs after %v", pid, a, waitBound)
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			continue
 		}
-	},
+		if !poll(func() bool { return !alive(ts, pid) }) {
+			ts.Fatalf("process %d (%s) still runs after %v", pid, a, waitBound)
+		}
+	}
 }

@@ -18,10 +18,6 @@ import (
 	"github.com/everycli/every/internal/redistest"
 )
 
-func init() {
-	scriptCmds["partition"] = partition
-}
-
 // partition N: N times, host A (an every through a TCP proxy to the
 // script's Redis, --lock-ttl 1s) runs a job that ignores SIGTERM and holds an
 // exclusive flock on a file; mid-run the proxy is frozen (A's connections stay
@@ -31,6 +27,7 @@ func init() {
 // A must log the run as lost_lock. EVERY_PARTITION_RUNS overrides N (the
 // stress run: 20).
 func partition(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "partition")
 	if len(args) != 1 {
 		ts.Fatalf("usage: partition N")
 	}
@@ -106,24 +103,28 @@ func partitionOnce(ts *testscript.TestScript, every, redisAddr, dir string, i in
 	time.Sleep(time.Duration(rand.Int64N(int64(500 * time.Millisecond))))
 	proxy.Freeze()
 
-	// A's job's death, seen as its flock's release (to a millisecond).
+	// A's job's death, seen as its flock's release (to the 5ms of a poll).
 	f, err := os.Open(held)
 	ts.Check(err)
 	defer f.Close()
 	var dead time.Time
-	for bound := time.Now().Add(waitBound); dead.IsZero(); time.Sleep(time.Millisecond) {
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) == nil {
-			dead = time.Now()
-			ts.Check(syscall.Flock(int(f.Fd()), syscall.LOCK_UN))
-		} else if b, err := os.ReadFile(filepath.Join(dir, "overlap")); err == nil {
+	released := poll(func() bool {
+		if b, err := os.ReadFile(filepath.Join(dir, "overlap")); err == nil {
 			ts.Fatalf("run %d: B's job ran alongside A's: %s\nA:\n%s", i, b, aErr)
-		} else if time.Now().After(bound) {
-			ts.Fatalf("run %d: A's job still holds its lock %v after the partition\nA:\n%s", i, waitBound, aErr)
 		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+			return false
+		}
+		dead = time.Now()
+		ts.Check(syscall.Flock(int(f.Fd()), syscall.LOCK_UN))
+		return true
+	})
+	if !released {
+		ts.Fatalf("run %d: A's job still holds its lock %v after the partition\nA:\n%s", i, waitBound, aErr)
 	}
 	wait("B", bDone)
 	wait("A", aDone)
-	if alive(aPid) {
+	if alive(ts, aPid) {
 		ts.Fatalf("run %d: A's job (pid %d) still runs", i, aPid)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "overlap")); err == nil {

@@ -9,90 +9,90 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // Script commands for the process-tree scripts (proc_*.txtar).
-func init() {
-	// dead PIDFILE...: each process has ended already, without waiting: every
-	// must not exit before what its command left behind is dead.
-	scriptCmds["dead"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if neg {
-			ts.Fatalf("unsupported: ! dead; use gone !")
-		}
-		for _, a := range args {
-			if pid := readPid(ts, a); alive(pid) {
-				ts.Fatalf("process %d (%s) still runs", pid, a)
-			}
+
+// dead PIDFILE...: each process has ended already, without waiting: every
+// must not exit before what its command left behind is dead. (For "still
+// running", use ! gone.)
+func deadCmd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "dead")
+	if len(args) == 0 {
+		ts.Fatalf("usage: dead PIDFILE...")
+	}
+	for _, a := range args {
+		if pid := readPid(ts, a); alive(ts, pid) {
+			ts.Fatalf("process %d (%s) still runs", pid, a)
 		}
 	}
-	// cleanup PIDFILE...: at the end of the script, whatever happened, kill
-	// each process still running, so a failing script leaves nothing behind.
-	scriptCmds["cleanup"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		for _, a := range args {
-			name := ts.MkAbs(a)
-			ts.Defer(func() {
-				b, err := os.ReadFile(name)
-				if err != nil {
-					return
-				}
-				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && alive(pid) {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			})
-		}
+}
+
+// cleanup PIDFILE...: at the end of the script, whatever happened, kill each
+// process still running, so a failing script leaves nothing behind.
+func cleanupCmd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "cleanup")
+	if len(args) == 0 {
+		ts.Fatalf("usage: cleanup PIDFILE...")
 	}
-	// findpid1 PIDFILE: wait for the every that runs as PID 1 of its own
-	// namespace, in this script's directory, and write its pid (as this
-	// namespace sees it) to PIDFILE.
-	scriptCmds["findpid1"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if len(args) != 1 {
-			ts.Fatalf("usage: findpid1 PIDFILE")
-		}
-		wd := ts.MkAbs(".")
-		deadline := time.Now().Add(waitBound)
-		for time.Now().Before(deadline) {
-			if pid := findPid1(wd); pid != 0 {
-				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strconv.Itoa(pid)), 0o644))
+	for _, a := range args {
+		name := ts.MkAbs(a)
+		ts.Defer(func() {
+			b, err := os.ReadFile(name)
+			if err != nil {
 				return
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			if pid, err := parsePid(string(b)); err == nil && alive(ts, pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		})
+	}
+}
+
+// findpid1 PIDFILE: wait for the every that runs as PID 1 of its own
+// namespace, in this script's directory, and write its pid (as this
+// namespace sees it) to PIDFILE.
+func findPid1Cmd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "findpid1")
+	if len(args) != 1 {
+		ts.Fatalf("usage: findpid1 PIDFILE")
+	}
+	wd := ts.MkAbs(".")
+	var pid int
+	if !poll(func() bool { pid = findPid1(wd); return pid != 0 }) {
 		ts.Fatalf("no every as PID 1 in %s within %v", wd, waitBound)
 	}
-	// nsorphan PIDFILE: from outside, enter the PID namespace of the process
-	// in PIDFILE and leave an orphan there that ends at once: its init
-	// inherits it, though it never started it.
-	scriptCmds["nsorphan"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if len(args) != 1 {
-			ts.Fatalf("usage: nsorphan PIDFILE")
-		}
-		out, err := exec.Command("nsenter", "-t", strconv.Itoa(readPid(ts, args[0])), "--pid", "--",
-			"sh", "-c", "(sleep 0.05 &)").CombinedOutput()
-		if err != nil {
-			ts.Fatalf("nsenter: %v: %s", err, out)
-		}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strconv.Itoa(pid)), 0o644))
+}
+
+// nsorphan PIDFILE: from outside, enter the PID namespace of the process in
+// PIDFILE and leave an orphan there that ends at once: its init inherits it,
+// though it never started it.
+func nsOrphanCmd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "nsorphan")
+	if len(args) != 1 {
+		ts.Fatalf("usage: nsorphan PIDFILE")
 	}
-	// nochildren PIDFILE: wait until the process has no child left, not even
-	// a zombie.
-	scriptCmds["nochildren"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if len(args) != 1 {
-			ts.Fatalf("usage: nochildren PIDFILE")
-		}
-		pid := readPid(ts, args[0])
-		deadline := time.Now().Add(waitBound)
-		for {
-			kids := childStates(pid)
-			if len(kids) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				ts.Fatalf("process %d still has children after %v: %s", pid, waitBound, strings.Join(kids, ", "))
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+	out, err := exec.Command("nsenter", "-t", strconv.Itoa(readPid(ts, args[0])), "--pid", "--",
+		"sh", "-c", "(sleep 0.05 &)").CombinedOutput()
+	if err != nil {
+		ts.Fatalf("nsenter: %v: %s", err, out)
+	}
+}
+
+// nochildren PIDFILE: wait until the process has no child left, not even a
+// zombie.
+func noChildrenCmd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "nochildren")
+	if len(args) != 1 {
+		ts.Fatalf("usage: nochildren PIDFILE")
+	}
+	pid := readPid(ts, args[0])
+	var kids []string
+	if !poll(func() bool { kids = childStates(pid); return len(kids) == 0 }) {
+		ts.Fatalf("process %d still has children after %v: %s", pid, waitBound, strings.Join(kids, ", "))
 	}
 }
 

@@ -11,13 +11,6 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-func init() {
-	scriptCmds["tmpfs"] = tmpfsCmd
-	scriptCmds["fill"] = fillCmd
-	scriptCmds["runsincrease"] = runsIncrease
-	scriptCmds["within"] = within
-}
-
 // tmpfsCondition is the script condition [tmpfs]: a tmpfs can be mounted
 // here (root, or CAP_SYS_ADMIN).
 func tmpfsCondition() (bool, error) {
@@ -35,6 +28,7 @@ func tmpfsCondition() (bool, error) {
 // tmpfs DIR SIZE: mount a tmpfs of SIZE (such as 256k) at DIR, unmounted when
 // the script ends. Guard the script with [tmpfs].
 func tmpfsCmd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "tmpfs")
 	if len(args) != 2 {
 		ts.Fatalf("usage: tmpfs DIR SIZE")
 	}
@@ -46,6 +40,7 @@ func tmpfsCmd(ts *testscript.TestScript, neg bool, args []string) {
 
 // fill FILE: write FILE until its file system is full.
 func fillCmd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "fill")
 	if len(args) != 1 {
 		ts.Fatalf("usage: fill FILE")
 	}
@@ -66,6 +61,7 @@ func fillCmd(ts *testscript.TestScript, neg bool, args []string) {
 // runsincrease FILE: the EVERY_RUN numbers in FILE, as job -append writes
 // them, are 1, 2, 3, ... with none repeated or left out.
 func runsIncrease(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "runsincrease")
 	if len(args) != 1 {
 		ts.Fatalf("usage: runsincrease FILE")
 	}
@@ -84,6 +80,7 @@ func runsIncrease(ts *testscript.TestScript, neg bool, args []string) {
 // behaviour, not a speed (a stop without a one-second fallback): D is set
 // well above the expected figure, well below the bug's.
 func within(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "within")
 	if len(args) != 2 {
 		ts.Fatalf("usage: within D PIDFILE")
 	}
@@ -91,11 +88,8 @@ func within(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	pid := readPid(ts, args[1])
 	start := time.Now()
-	for alive(pid) {
-		if time.Since(start) > waitBound {
-			ts.Fatalf("process %d still runs after %v", pid, waitBound)
-		}
-		time.Sleep(time.Millisecond)
+	if !poll(func() bool { return !alive(ts, pid) }) {
+		ts.Fatalf("process %d still runs after %v", pid, waitBound)
 	}
 	if took := time.Since(start); took > d {
 		ts.Fatalf("process %d took %v to end, want at most %v", pid, took, d)

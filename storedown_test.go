@@ -17,20 +17,16 @@ import (
 	"github.com/everycli/every/internal/redistest"
 )
 
-func init() {
-	scriptCmds["blackhole"] = blackhole
-	scriptCmds["refused"] = refused
-	scriptCmds["storedown"] = storedown
-}
-
 // blackhole: a listener that accepts and never answers; sets $HOLE
 // (host:port).
 func blackhole(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "blackhole")
 	ts.Setenv("HOLE", redistest.NewBlackHole(scriptTB{ts}).Addr)
 }
 
 // refused: sets $REFUSED to a loopback host:port where nothing listens.
 func refused(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "refused")
 	ts.Setenv("REFUSED", redistest.RefusedAddr(scriptTB{ts}))
 }
 
@@ -40,6 +36,7 @@ func refused(ts *testscript.TestScript, neg bool, args []string) {
 // after that (for a black hole, while a store call is in flight), to end. The
 // median of each must be within FIRST and STOP.
 func storedown(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "storedown")
 	if len(args) != 4 {
 		ts.Fatalf("usage: storedown N FIRST STOP ADDR")
 	}

@@ -16,16 +16,12 @@ import (
 	"github.com/everycli/every/state"
 )
 
-func init() {
-	scriptCmds["checkslots"] = checkSlots
-	scriptCmds["torture"] = torture
-}
-
 // checkslots FILE INTERVAL MAXMISSING: the slots in FILE, one RFC 3339 time a
 // line, are all different, all on one grid of INTERVAL, and leave at most
 // MAXMISSING slots of that grid (a number, or a share such as 10%) between the
 // first and the last unrun.
 func checkSlots(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "checkslots")
 	if len(args) != 3 {
 		ts.Fatalf("usage: checkslots FILE INTERVAL MAXMISSING")
 	}
@@ -69,13 +65,25 @@ func checkSlots(ts *testscript.TestScript, neg bool, args []string) {
 // torture N DIR: N times, start every on a 1ms job with its state in DIR and
 // SIGKILL it at a random moment in its first 30ms. After each kill, the state
 // file (if there is one yet) parses, and at most one temporary file, the
-// killed writer's, is left; a clean run at the end leaves none.
+// killed writer's, is left; a clean run at the end leaves none. The moments
+// come from a logged seed; EVERY_TORTURE_SEED=SEED replays them.
 func torture(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "torture")
 	if len(args) != 2 {
 		ts.Fatalf("usage: torture N DIR")
 	}
 	n, err := strconv.Atoi(args[0])
 	ts.Check(err)
+	seed := rand.Uint64()
+	if env := os.Getenv("EVERY_TORTURE_SEED"); env != "" {
+		seed, err = strconv.ParseUint(env, 10, 64)
+		if err != nil {
+			ts.Fatalf("bad EVERY_TORTURE_SEED %q: %v; want a decimal uint64", env, err)
+		}
+	}
+	// Logged first, so a failure's output always carries it.
+	ts.Logf("torture seed %d (EVERY_TORTURE_SEED=%d replays it)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
 	dir := ts.MkAbs(args[1])
 	ts.Check(os.MkdirAll(dir, 0o700))
 	every, err := exec.LookPath("every")
@@ -86,7 +94,7 @@ func torture(ts *testscript.TestScript, neg bool, args []string) {
 		cmd := exec.Command(every, argv...)
 		cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "GORACE=atexit_sleep_ms=0")
 		ts.Check(cmd.Start())
-		time.Sleep(time.Duration(rand.Int64N(int64(30 * time.Millisecond))))
+		time.Sleep(time.Duration(rng.Int64N(int64(30 * time.Millisecond))))
 		ts.Check(cmd.Process.Kill())
 		_ = cmd.Wait()
 		if b, err := os.ReadFile(filepath.Join(dir, "t.json")); err == nil {

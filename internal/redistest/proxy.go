@@ -24,6 +24,7 @@ type Proxy struct {
 
 // NewProxy starts a proxy to the server at addr, closed with the test.
 func NewProxy(t TB, addr string) *Proxy {
+	quiet()
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -144,6 +145,7 @@ type BlackHole struct {
 
 // NewBlackHole starts a black hole, closed with the test.
 func NewBlackHole(t TB) *BlackHole {
+	quiet()
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -184,6 +186,7 @@ func (b *BlackHole) Close() {
 // RefusedAddr returns a loopback address where nothing listens: a connection
 // to it is refused at once.
 func RefusedAddr(t TB) string {
+	quiet()
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -8,15 +8,16 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-func init() {
-	// go-redis's own log lines would only clutter the tests' output.
-	redis.SetLogger(discard{})
-}
+// quiet silences go-redis's own log lines, which would only clutter the
+// tests' output. Every entry point of the package calls it: a test that uses
+// redistest uses it before any client of its own talks to a server here.
+var quiet = sync.OnceFunc(func() { redis.SetLogger(discard{}) })
 
 type discard struct{}
 
@@ -43,6 +44,7 @@ type Server struct {
 // Path finds redis-server. Without it, the test is skipped, unless
 // EVERY_REQUIRE_REDIS=1 (as in CI), which makes it fail.
 func Path(t TB) string {
+	quiet()
 	t.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -56,6 +58,7 @@ func Path(t TB) string {
 
 // Start starts a server with extra arguments (such as "--requirepass", "x").
 func Start(t TB, args ...string) *Server {
+	quiet()
 	t.Helper()
 	Path(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
