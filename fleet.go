@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,13 +21,22 @@ type fleet struct {
 	server string // the URL without its password, for messages
 }
 
-// userinfo matches the user:password@ part of a URL, to keep passwords out
-// of messages even for a URL that does not parse.
-var userinfo = regexp.MustCompile(`//[^/@]*@`)
+// userinfo matches what comes before the last '@' of a URL, after its
+// scheme and "//" if any, to keep passwords out of messages even for a URL
+// that does not parse: a password may hold any character unescaped, '/' and
+// '@' too, and the "//" or the scheme may be missing. A '@' after the host
+// (in ?prefix=) hides the host too: a message may show too little, never a
+// password.
+var userinfo = regexp.MustCompile(`(?s)^([a-zA-Z][a-zA-Z0-9+.-]*:(?://)?)?.*@`)
+
+// quotedUserinfo is what may be a user and password in a message of
+// go-redis, which quotes the path ("redis:///u:pw@host" has the path
+// "/u:pw@host") and the values of options.
+var quotedUserinfo = regexp.MustCompile(`[^"]*@`)
 
 // redactURL hides a URL's password (and user) for messages.
 func redactURL(s string) string {
-	return userinfo.ReplaceAllString(s, "//***@")
+	return userinfo.ReplaceAllString(s, "${1}***@")
 }
 
 type discardLogger struct{}
@@ -45,6 +55,14 @@ func openFleet(raw string) (*fleet, error) {
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
 		return nil, usagef("bad --store %q: the scheme must be redis:// or rediss://", shown)
 	}
+	if u.Opaque != "" {
+		return nil, usagef("bad --store %q: no host; try redis://host:6379/0", shown)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, usagef("bad --store %q: port %s is out of range; try 6379", shown, p)
+		}
+	}
 	q := u.Query()
 	prefix := "every:"
 	if q.Has("prefix") {
@@ -56,8 +74,13 @@ func openFleet(raw string) (*fleet, error) {
 	redis.SetLogger(discardLogger{})
 	opt, err := redis.ParseURL(u.String())
 	if err != nil {
-		// go-redis names the bad part; the URL itself is not repeated.
-		return nil, usagef("bad --store %q: %v", shown, errors.Unwrap(err))
+		// go-redis names the bad part; the URL itself is not repeated (a
+		// *url.Error would repeat it: its inner error is enough).
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return nil, usagef("bad --store %q: %s", shown, noPassword(quotedUserinfo.ReplaceAllString(err.Error(), "***@"), raw))
 	}
 	bound(opt, q)
 	return &fleet{client: redis.NewClient(opt), prefix: prefix, server: redactURL(u.Redacted())}, nil
@@ -144,10 +167,33 @@ func (f *fleet) check(ctx context.Context) (fatal, transient error) {
 // noPassword makes sure an error message carries no password, whatever a
 // library put in it.
 func noPassword(msg string, raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			msg = strings.ReplaceAll(msg, p, "***")
-		}
+	for _, p := range passwords(raw) {
+		msg = strings.ReplaceAll(msg, p, "***")
 	}
 	return msg
 }
+
+// passwords are what raw may hold as a password: the one url.Parse finds,
+// and the one a user meant in a URL that does not parse as one, from the
+// first ':' after the scheme and "//" to the last '@'.
+func passwords(raw string) []string {
+	var ps []string
+	if u, err := url.Parse(raw); err == nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			ps = append(ps, p)
+		}
+	}
+	rest := raw
+	if m := scheme.FindString(raw); m != "" {
+		rest = strings.TrimPrefix(raw[len(m):], "//")
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		if colon := strings.Index(rest[:at], ":"); colon >= 0 && colon+1 < at {
+			ps = append(ps, rest[colon+1:at])
+		}
+	}
+	return ps
+}
+
+// scheme matches a URL's scheme and its colon.
+var scheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)

@@ -28,14 +28,19 @@ func (r Redis) Where() string { return r.Server + " key " + r.Key }
 // Load reads the record. One that cannot be parsed, or is not Sane, is
 // renamed to <key>.corrupt-<unix seconds>.
 func (r Redis) Load(ctx context.Context) (*Record, error) {
-	b, err := r.Client.Get(ctx, r.Key).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
+	// At most MaxSize+1 bytes, as for a file: a huge value is corrupt, and
+	// is never read whole. A missing key reads as "": no record.
+	b, err := r.Client.GetRange(ctx, r.Key, 0, MaxSize).Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("read state from %s: %w", r.Where(), err)
 	}
+	if len(b) == 0 {
+		return nil, nil
+	}
 	rec, err := Decode(b)
+	if len(b) > MaxSize {
+		err = errTooLarge
+	}
 	if err == nil {
 		err = rec.Sane(time.Now(), r.Period)
 	}
