@@ -12,7 +12,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/everycli/every/runner"
+	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
 
@@ -42,7 +42,7 @@ func checkSlots(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%d slots, want at least 2", len(slots))
 	}
 	slices.SortFunc(slots, func(a, b time.Time) int { return a.Compare(b) })
-	grid := runner.Grid{Anchor: slots[0], Interval: interval}
+	grid := schedule.Grid{Anchor: slots[0], Interval: interval}
 	for i, t := range slots {
 		if i > 0 && t.Equal(slots[i-1]) {
 			ts.Fatalf("slot %s ran twice", t.Format(time.RFC3339Nano))

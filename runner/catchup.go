@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
 
@@ -78,7 +79,7 @@ func PlanStart(in StartInput) Start {
 		anchor := now.Add(in.Delay)
 		return Start{Anchor: anchor, Due: anchor, Why: why}
 	}
-	g := Grid{Anchor: rec.Anchor, Interval: interval}
+	g := schedule.Grid{Anchor: rec.Anchor, Interval: interval}
 	done := rec.LastSlot
 	if done.IsZero() {
 		done = g.Slot(-1)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/everycli/every/lock"
+	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
 
@@ -81,7 +82,7 @@ type Exit struct {
 type loop struct {
 	cfg  Config
 	log  *slog.Logger
-	grid Grid
+	grid schedule.Grid
 	// base is one reading of both clocks, to carry wall-clock times from the
 	// record onto the monotonic clock.
 	base time.Time
@@ -225,7 +226,7 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slot time.Time, manual 
 
 // setGrid puts the grid on the anchor, carried onto the monotonic clock.
 func (l *loop) setGrid(anchor time.Time) {
-	l.grid = Grid{Anchor: l.mono(anchor), Interval: l.cfg.Interval}
+	l.grid = schedule.Grid{Anchor: l.mono(anchor), Interval: l.cfg.Interval}
 }
 
 // mono carries a wall-clock time onto this process's monotonic clock.
