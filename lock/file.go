@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/everycli/every/internal/regular"
 )
 
 // File is a lock on a file with flock(2), the lock util-linux flock(1) takes,
@@ -28,34 +30,7 @@ type File struct {
 
 // ErrNotRegular is the error, wrapped in an *fs.PathError, of a lock path
 // that exists but is not a regular file.
-var ErrNotRegular = errors.New("not a regular file")
-
-// notRegular says what a refused path is instead of a regular file.
-type notRegular struct{ is string }
-
-func (e notRegular) Error() string {
-	return "is " + e.is + ", not a regular file"
-}
-
-// Is makes errors.Is(err, ErrNotRegular) true.
-func (e notRegular) Is(target error) bool { return target == ErrNotRegular }
-
-// kind names a file type that is not a regular file, for messages.
-func kind(mode fs.FileMode) string {
-	switch {
-	case mode&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case mode.IsDir():
-		return "a directory"
-	case mode&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case mode&fs.ModeSocket != 0:
-		return "a socket"
-	case mode&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file (" + mode.Type().String() + ")"
-}
+var ErrNotRegular = regular.ErrNotRegular
 
 // openFlags never follow a link at the path itself, never block on a FIFO or
 // a device, never make a terminal ours, and never leak into the command.
@@ -70,7 +45,7 @@ func open(path string) (int, error) {
 	// Lstat first, so that a device or a FIFO is never opened at all (opening
 	// some devices does something); the fstat below closes the race.
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegular{kind(fi.Mode())}}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.NotMode(fi.Mode())}
 	}
 	return openFD(path)
 }
@@ -89,12 +64,12 @@ func openFD(path string) (int, error) {
 	switch {
 	case errors.Is(err, unix.ELOOP):
 		// O_NOFOLLOW met a link: it was planted after the Lstat.
-		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegular{"a symbolic link"}}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.Not("a symbolic link")}
 	case errors.Is(err, unix.EISDIR):
-		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegular{"a directory"}}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.Not("a directory")}
 	case errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV):
 		// What open(2) says of a socket, or of a device without a driver.
-		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegular{"a socket or a device"}}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.Not("a socket or a device")}
 	case err != nil:
 		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -105,7 +80,7 @@ func openFD(path string) (int, error) {
 	}
 	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return -1, &fs.PathError{Op: "open", Path: path, Err: notRegular{kindOf(uint32(st.Mode))}}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.Not(kindOf(uint32(st.Mode)))}
 	}
 	return fd, nil
 }

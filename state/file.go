@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/everycli/every/internal/pid"
+	"github.com/everycli/every/internal/regular"
 )
 
 // File is a Record kept in a JSON file. Writes go to a temporary file in the
@@ -35,34 +36,7 @@ type File struct {
 
 // ErrNotRegular is the error, wrapped in an *fs.PathError, of a state path
 // that exists but is not a regular file.
-var ErrNotRegular = errors.New("not a regular file")
-
-// notRegular says what a refused path is instead of a regular file.
-type notRegular struct{ is string }
-
-func (e notRegular) Error() string {
-	return "is " + e.is + ", not a regular file"
-}
-
-// Is makes errors.Is(err, ErrNotRegular) true.
-func (e notRegular) Is(target error) bool { return target == ErrNotRegular }
-
-// kind names a file type that is not a regular file, for messages.
-func kind(mode fs.FileMode) string {
-	switch {
-	case mode&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case mode.IsDir():
-		return "a directory"
-	case mode&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case mode&fs.ModeSocket != 0:
-		return "a socket"
-	case mode&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file (" + mode.Type().String() + ")"
-}
+var ErrNotRegular = regular.ErrNotRegular
 
 // errTooLarge is a state file over MaxSize: corrupt.
 var errTooLarge = fmt.Errorf("larger than %d bytes", MaxSize)
@@ -79,14 +53,14 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: notRegular{kind(fi.Mode())}}
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: regular.NotMode(fi.Mode())}
 	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	switch {
 	case errors.Is(err, unix.ELOOP):
-		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: notRegular{"a symbolic link"}}
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: regular.Not("a symbolic link")}
 	case errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV):
-		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: notRegular{"a socket or a device"}}
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: regular.Not("a socket or a device")}
 	case err != nil:
 		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -97,7 +71,7 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		fh.Close()
-		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: notRegular{kind(fi.Mode())}}
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: regular.NotMode(fi.Mode())}
 	}
 	return fh, fi, nil
 }
@@ -246,7 +220,7 @@ func (f File) replaceable() error {
 	case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
 		return nil
 	}
-	return &fs.PathError{Op: "rename", Path: f.Path, Err: notRegular{kind(fi.Mode())}}
+	return &fs.PathError{Op: "rename", Path: f.Path, Err: regular.NotMode(fi.Mode())}
 }
 
 // removeLeftovers removes the temporary files of writers that died (a crash
