@@ -1,7 +1,6 @@
 // Package schedule owns when a job's slots are: the Schedule seam (Next,
-// Prev), the duration grid that is its first kind, and the parsing of
-// durations. Calendar schedules (cron expressions, aligned grids) are to be
-// further kinds of Schedule.
+// Prev), the duration grid, and the calendar schedules on a zone's wall
+// clock (cron expressions, aligned durations) with their rules for DST.
 package schedule
 
 import (
@@ -83,6 +82,8 @@ type Schedule interface {
 	Next(t time.Time) time.Time
 	// Prev returns the latest slot at or before t.
 	Prev(t time.Time) time.Time
+	// String returns the schedule in canonical form.
+	String() string
 }
 
 // Grid is the set of slot times anchor + k*interval for every integer k.
@@ -92,6 +93,9 @@ type Grid struct {
 	Anchor   time.Time
 	Interval time.Duration
 }
+
+// String returns the interval.
+func (g Grid) String() string { return g.Interval.String() }
 
 // Index returns k of the latest slot at or before t (negative before the anchor).
 func (g Grid) Index(t time.Time) int64 {
