@@ -16,7 +16,8 @@ type invocation struct {
 	command  []string
 	help     bool     // --help or --version: no schedule needed
 	status   bool     // every status
-	names    []string // every status NAME...
+	next     bool     // every next
+	names    []string // every status NAME..., every next SCHEDULE
 }
 
 // split separates options, the schedule and the command. urfave/cli stops
@@ -34,9 +35,9 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 			break
 		}
 		if len(a) < 2 || a[0] != '-' {
-			if positional == 0 && a == "status" {
-				// Options before "status" are its own: every --state-dir D status.
-				return splitStatus(append(slices.Clone(inv.opts), args[i+1:]...), flagArity(statusFlags))
+			if positional == 0 && (a == "status" || a == "next") {
+				// Options before the subcommand are its own: every --state-dir D status.
+				return splitSub(a, append(slices.Clone(inv.opts), args[i+1:]...))
 			}
 			if positional == 0 {
 				inv.schedule = a
@@ -72,10 +73,14 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 	return inv, nil
 }
 
-// splitStatus gathers the options of every status, wherever they stand, from
-// the job names.
-func splitStatus(args []string, arity map[string]bool) (invocation, error) {
-	inv := invocation{status: true}
+// splitSub gathers the options of every status or every next, wherever they
+// stand, from the job names or the schedule.
+func splitSub(sub string, args []string) (invocation, error) {
+	inv := invocation{status: sub == "status", next: sub == "next"}
+	arity := flagArity(statusFlags)
+	if inv.next {
+		arity = flagArity(nextFlags)
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -86,7 +91,7 @@ func splitStatus(args []string, arity map[string]bool) (invocation, error) {
 			inv.names = append(inv.names, a)
 			continue
 		}
-		tokens, _, err := option(args, i, arity, "every status")
+		tokens, _, err := option(args, i, arity, "every "+sub)
 		if err != nil {
 			return inv, err
 		}

@@ -15,17 +15,24 @@ import (
 
 const usageText = `every [OPTIONS] SCHEDULE [OPTIONS] [--] COMMAND [ARG...]
 every status [--state-dir DIR | --store URL] [--json] [NAME...]
+every next SCHEDULE [--align] [--tz ZONE] [-n N] [--from TIME]
 
 SCHEDULE is a duration: 500ms, 30s, 90s, 1m30s, 2h, 1d. Runs start on a grid,
-anchor + k*SCHEDULE, that neither run time nor lateness moves. A run that lasts
-past slots skips them; runs never overlap. Every option also reads EVERY_<NAME>
-from the environment (--kill-after: EVERY_KILL_AFTER); the flag wins.
+anchor + k*SCHEDULE, that neither run time nor lateness moves. With --align,
+the grid is on the wall clock: every 15m --align runs at :00 :15 :30 :45.
+SCHEDULE may also be a cron expression, as one argument: "*/5 * * * *",
+6 fields with seconds first, @daily, "CRON_TZ=Europe/Berlin 30 2 * * *";
+every next SCHEDULE shows when it runs. A run that lasts past slots skips
+them; runs never overlap. Every option also reads EVERY_<NAME> from the
+environment (--kill-after: EVERY_KILL_AFTER); the flag wins.
 
 Examples:
    every 90s --retries 5 -- ./sync-ledger.sh --full
    every 500ms --timeout 2s -- curl -fsS http://localhost:8080/health
    every 1d --max-runs 1 --timeout 1h -- ./backup.sh    # one-shot, with a timeout
-   every 10s -- sh -c 'date >> /tmp/ticks'`
+   every 10s -- sh -c 'date >> /tmp/ticks'
+   every '30 2 * * *' --tz Europe/Berlin -- ./nightly.sh   # cron, DST done right
+   every next '0 9 * * mon-fri' -n 3`
 
 // newLogger builds the one logger of the process: logfmt or JSON on stderr.
 func newLogger(w io.Writer, format, level string, quiet bool) *slog.Logger {
@@ -54,6 +61,7 @@ func version() string {
 type request struct {
 	run    *settings
 	status *statusSettings
+	next   *nextSettings
 }
 
 // parse turns argv into a request. Help and version go to stdout.
@@ -62,6 +70,17 @@ func parse(args []string, stdout, stderr io.Writer) (request, error) {
 	inv, err := split(args, flagArity(runFlags))
 	if err != nil {
 		return req, err
+	}
+	if inv.next {
+		app := newApp("every next", "print the next slots of a schedule",
+			"every next SCHEDULE [--align] [--tz ZONE] [-n N] [--from TIME]", nextFlags, stdout, stderr,
+			func(c *cli.Context) error {
+				ns, err := nextConfig(c, inv)
+				req.next = &ns
+				return err
+			})
+		app.HideVersion = true
+		return req, app.Run(append(append([]string{"every next"}, inv.opts...), "--"))
 	}
 	if inv.status {
 		app := newApp("every status", "list the jobs of a state directory or a fleet's Redis",

@@ -78,6 +78,9 @@ func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
 		return exitUsage, nil
 	case req.status != nil:
 		return status(*req.status, os.Stdout, stderr), nil
+	case req.next != nil:
+		printNext(*req.next, os.Stdout)
+		return 0, nil
 	case req.run != nil:
 		return start(*req.run, stderr)
 	}
@@ -155,7 +158,7 @@ func jobFiles(st settings, cfg *runner.Config) error {
 		return usagef("bad --state %q and --lock %q: they name the same file; give each its own", statePath, lockPath)
 	}
 	if statePath != "" {
-		sf := state.File{Path: statePath, Period: cfg.Interval}
+		sf := state.File{Path: statePath, Period: period(cfg)}
 		if err := sf.CheckWritable(); errors.Is(err, state.ErrNotRegular) {
 			return fmt.Errorf("cannot write state file %q: %w; remove it, or choose --state or --no-state", statePath, unwrapPath(err))
 		} else if err != nil {
@@ -205,7 +208,7 @@ func fleetStore(st settings, cfg *runner.Config) error {
 		cfg.Logger.Warn("store unreachable at start; slots are skipped until it answers", "event", "state_error", "error", noPassword(transient.Error(), raw))
 	}
 	if !st.noState {
-		cfg.Store = state.Redis{Client: f.client, Key: f.stateKey(cfg.Name), Period: cfg.Interval, Server: f.server}
+		cfg.Store = state.Redis{Client: f.client, Key: f.stateKey(cfg.Name), Period: period(cfg), Server: f.server}
 	}
 	if !st.noLock {
 		// The command must be dead before the lease can expire: a grace that
@@ -224,4 +227,13 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// period is the job's period, for the sanity check of its record: the
+// interval, or, for a calendar schedule, the span to the slot after next.
+func period(cfg *runner.Config) time.Duration {
+	if cfg.Calendar != nil {
+		return periodOf(cfg.Calendar, time.Now())
+	}
+	return cfg.Interval
 }

@@ -35,6 +35,8 @@ func boolFlag(name, usage string, aliases ...string) *cli.BoolFlag {
 // Every value is read as a string and parsed here, so that a bad one, from a
 // flag or from the environment, gets the same one-line message.
 var runFlags = []cli.Flag{
+	boolFlag("align", "put a duration on the wall clock: runs at whole multiples of it since local midnight (it must divide 24h)"),
+	stringFlag("tz", "", "`ZONE` of a cron expression's or --align's wall clock, an IANA name such as Europe/Berlin (default: local)"),
 	// --name reads no environment variable: EVERY_NAME is what every sets for
 	// its command, and an every inside a job must not take the outer job's name.
 	&cli.StringFlag{Name: "name", Usage: "job `NAME` for logs, lock and state (default: command base name + hash of argv)"},
@@ -92,6 +94,14 @@ var statusFlags = []cli.Flag{
 	stringFlag("state-dir", "", "list the jobs of `DIR` (default: as for running)"),
 	stringFlag("store", "", "list the jobs of the Redis at `URL`, as --store of a run"),
 	boolFlag("json", "print a JSON array"),
+}
+
+// nextFlags are the options of every next.
+var nextFlags = []cli.Flag{
+	boolFlag("align", "the duration is aligned on the wall clock, as with every --align"),
+	stringFlag("tz", "", "`ZONE` of the wall clock, as with every --tz (default: local)"),
+	&cli.StringFlag{Name: "n", Value: "5", Usage: "print `N` slots"},
+	&cli.StringFlag{Name: "from", Usage: "the slots after `TIME`, in RFC 3339 (default: now)"},
 }
 
 // options reads the parsed options and checks each one.
@@ -213,14 +223,13 @@ const minLockTTL = 100 * time.Millisecond
 // checked, whether or not it matters in this invocation.
 func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) {
 	o := &options{c: c, given: inv.given}
-	interval, err := schedule.ParseInterval(inv.schedule)
+	sched, text, err := o.schedule(inv.schedule)
 	if err != nil {
-		return settings{}, usagef("bad schedule: %v; try 500ms, 30s, 1m30s, 2h or 1d", err)
+		return settings{}, err
 	}
 	cfg := runner.Config{
 		Command:     inv.command,
-		Schedule:    inv.schedule,
-		Interval:    interval,
+		Schedule:    text,
 		Jitter:      o.duration("jitter"),
 		Delay:       o.duration("delay"),
 		Retries:     o.count("retries"),
@@ -251,12 +260,17 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) 
 	switch {
 	case o.err != nil:
 		return st, o.err
-	case cfg.Jitter >= interval:
+	case cfg.Jitter >= gap(sched):
 		return st, usagef("bad %s %q: must be shorter than the interval %s; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), inv.schedule)
 	case st.lockTTL < minLockTTL:
 		return st, usagef("bad %s %q: give a duration of at least 100ms, such as 30s", o.label("lock-ttl"), o.get("lock-ttl"))
 	case st.statePath != "" && st.statePath == st.lockPath:
 		return st, usagef("bad --state and --lock %q: they may not name the same file; give each its own", st.statePath)
+	}
+	if cal, ok := sched.(*schedule.Calendar); ok {
+		cfg.Calendar = cal
+	} else {
+		cfg.Interval = sched.(schedule.Grid).Interval
 	}
 	cfg.Name = c.String("name")
 	if cfg.Name == "" && !inv.given["name"] {
@@ -267,6 +281,68 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) 
 	cfg.Logger = newLogger(stderr, format, level, c.Bool("quiet")).With("job", cfg.Name)
 	st.cfg = cfg
 	return st, nil
+}
+
+// schedule parses the schedule with --align and --tz, and returns it with its
+// text as recorded in the state: as given, and those two options when given.
+func (o *options) schedule(given string) (schedule.Schedule, string, error) {
+	text, opts := given, schedule.Options{Align: o.c.Bool("align")}
+	if opts.Align {
+		text += " --align"
+	}
+	if tz := o.get("tz"); tz != "" {
+		loc, err := schedule.LoadZone(tz)
+		if err != nil {
+			return nil, "", usagef("bad %s: %v", o.label("tz"), err)
+		}
+		text += " --tz " + tz
+		opts.Zone = loc
+	}
+	s, err := schedule.Parse(given, opts)
+	switch {
+	case err == nil:
+	case opts.Align:
+		return nil, "", usagef("bad schedule: %v", err) // the hint is in it
+	case len(strings.Fields(given)) == 1:
+		return nil, "", usagef("bad schedule: %v; try 500ms, 30s, 1m30s, 2h or 1d, or a cron expression", err)
+	default:
+		return nil, "", usagef("bad schedule: %v; see every --help", err)
+	}
+	return s, text, nil
+}
+
+// recorded parses a schedule as the state records it, with its --align and
+// --tz.
+func recorded(text string) (schedule.Schedule, error) {
+	f := strings.Fields(text)
+	var opts schedule.Options
+	if n := len(f); n >= 2 && f[n-2] == "--tz" {
+		loc, err := schedule.LoadZone(f[n-1])
+		if err != nil {
+			return nil, err
+		}
+		opts.Zone, f = loc, f[:n-2]
+	}
+	if n := len(f); n >= 1 && f[n-1] == "--align" {
+		opts.Align, f = true, f[:n-1]
+	}
+	return schedule.Parse(strings.Join(f, " "), opts)
+}
+
+// periodOf returns a schedule's period, for the sanity check of a record:
+// a grid's interval, a calendar's span from now to the slot after next.
+func periodOf(s schedule.Schedule, now time.Time) time.Duration {
+	if g, ok := s.(schedule.Grid); ok {
+		return g.Interval
+	}
+	return schedule.Period(s, now)
+}
+
+// gap returns the time from the next slot after now to the one after it: the
+// period that --jitter must stay within.
+func gap(s schedule.Schedule) time.Duration {
+	next := s.Next(time.Now())
+	return s.Next(next).Sub(next)
 }
 
 // identityVars are options that say which job this is. They are read as

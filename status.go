@@ -77,8 +77,11 @@ func status(ss statusSettings, stdout, stderr io.Writer) int {
 	jobs := make([]jobStatus, 0, len(records))
 	for _, rec := range records {
 		// An absurd record (a hostile or damaged one) is reported, not shown.
-		interval, _ := schedule.ParseInterval(rec.Schedule) // 0 if not known
-		if err := rec.Sane(now, interval); err != nil {
+		var period time.Duration // 0 if not known
+		if s, err := recorded(rec.Schedule); err == nil {
+			period = periodOf(s, now)
+		}
+		if err := rec.Sane(now, period); err != nil {
 			report(stderr, fmt.Errorf("state of job %q cannot be used: %v", rec.Name, err))
 			code = 1
 			continue
@@ -199,8 +202,16 @@ func describeJob(rec *state.Record, host string, now time.Time) jobStatus {
 		d := rec.LastEnd.Sub(rec.LastRun).Milliseconds()
 		j.DurationMS = &d
 	}
-	if interval, err := schedule.ParseInterval(rec.Schedule); err == nil {
-		next := schedule.Grid{Anchor: rec.Anchor, Interval: interval}.After(now).UTC()
+	if s, err := recorded(rec.Schedule); err == nil {
+		if g, ok := s.(schedule.Grid); ok {
+			s = schedule.Grid{Anchor: rec.Anchor, Interval: g.Interval}
+		}
+		next := s.Next(now)
+		if cal, ok := s.(*schedule.Calendar); ok {
+			next = next.In(cal.Location())
+		} else {
+			next = next.UTC()
+		}
 		j.NextSlot = &next
 	}
 	if rec.Running {

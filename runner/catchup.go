@@ -49,14 +49,25 @@ func (r StartReason) String() string { return startReasons[r] }
 
 // StartInput is what PlanStart decides from.
 type StartInput struct {
-	Record      *state.Record // found at start; nil: none
-	Schedule    string        // as the user wrote it
-	Interval    time.Duration
+	Record   *state.Record // found at start; nil: none
+	Schedule string        // as the user wrote it
+	Interval time.Duration
+	// Calendar is the schedule when it is on the wall clock; nil: a grid of
+	// Interval on the record's anchor.
+	Calendar    *schedule.Calendar
 	Now         time.Time
 	Delay       time.Duration // before the first slot of a fresh start
 	Policy      CatchUp
 	Max         int  // the most slots CatchUpAll runs
 	Interrupted bool // the record's last run was cut short: its slot counts as missed
+}
+
+// slots returns the schedule of the start: the calendar, or the grid on anchor.
+func (in StartInput) slots(anchor time.Time) schedule.Schedule {
+	if in.Calendar != nil {
+		return in.Calendar
+	}
+	return schedule.Grid{Anchor: anchor, Interval: in.Interval}
 }
 
 // Start is where a loop starts on its grid, decided from the state it finds.
@@ -68,27 +79,37 @@ type Start struct {
 	Why    StartReason
 }
 
+// maxCount bounds the counting of missed calendar slots: a per-second
+// schedule down for a month is not counted one by one.
+const maxCount = 100_000
+
 // PlanStart decides the grid, the catch-up and the first slot to wait for.
+// A duration grid starts at once on a fresh start; a calendar schedule waits
+// for its first slot, as cron does.
 func PlanStart(in StartInput) Start {
-	rec, now, interval := in.Record, in.Now, in.Interval
+	rec, now := in.Record, in.Now
 	if rec == nil || rec.Schedule != in.Schedule {
 		why := Fresh
 		if rec != nil {
 			why = ScheduleChanged
 		}
 		anchor := now.Add(in.Delay)
-		return Start{Anchor: anchor, Due: anchor, Why: why}
+		due := anchor
+		if in.Calendar != nil {
+			due = in.Calendar.Next(anchor)
+		}
+		return Start{Anchor: anchor, Due: due, Why: why}
 	}
-	g := schedule.Grid{Anchor: rec.Anchor, Interval: interval}
+	g := in.slots(rec.Anchor)
 	done := rec.LastSlot
 	if done.IsZero() {
-		done = g.Slot(-1)
+		done = before(g, rec.Anchor)
 	}
 	if in.Interrupted {
-		done = done.Add(-interval)
+		done = before(g, done)
 	}
 	s := Start{Anchor: rec.Anchor, Due: g.Next(now), Why: Resumed}
-	if !done.Before(now.Add(interval)) {
+	if ahead(g, done, now) {
 		// The last slot lies a period or more ahead: the clock was set back.
 		// Waiting for that slot would stall, running the gap would storm: go
 		// on from now.
@@ -96,32 +117,53 @@ func PlanStart(in StartInput) Start {
 		return s
 	}
 	cur := g.Prev(now)
-	s.Missed = g.Index(cur) - g.Index(done)
+	s.Missed = schedule.Count(g, done, cur, maxCount)
 	if s.Missed <= 0 {
 		s.Missed = 0
 		return s
 	}
+	s.Runs = catchUp(g, cur, s.Missed, in.Policy, in.Max)
+	return s
+}
+
+// catchUp returns the slots that policy runs of missed ones up to cur,
+// oldest first.
+func catchUp(g schedule.Schedule, cur time.Time, missed int64, policy CatchUp, most int) []time.Time {
 	n := int64(0)
-	switch in.Policy {
+	switch policy {
 	case CatchUpOnce:
 		n = 1
 	case CatchUpAll:
-		n = min(s.Missed, int64(in.Max))
+		n = min(missed, int64(most))
 	}
+	runs := make([]time.Time, n)
 	for k := n - 1; k >= 0; k-- {
-		s.Runs = append(s.Runs, cur.Add(-time.Duration(k)*interval))
+		runs[k] = cur
+		cur = before(g, cur)
 	}
-	return s
+	return runs
+}
+
+// before returns the slot before slot t.
+func before(g schedule.Schedule, t time.Time) time.Time {
+	return g.Prev(t.Add(-1))
+}
+
+// ahead reports whether slot lies a period or more after now: a record's
+// last slot that far ahead means the clock was set back.
+func ahead(g schedule.Schedule, slot, now time.Time) bool {
+	period := g.Next(now).Sub(g.Prev(now))
+	return !slot.Before(now.Add(period))
 }
 
 // Done reports whether the record shows slot as run already, by this instance
 // or another. The slot of a run that was cut short (interrupted) is not done.
 // A last slot a period or more in the future of now means the clock was set
 // back, and shows nothing done.
-func Done(rec *state.Record, interrupted bool, slot, now time.Time, interval time.Duration) bool {
+func Done(rec *state.Record, interrupted bool, slot, now time.Time, g schedule.Schedule) bool {
 	last := rec.LastSlot
 	if interrupted {
-		last = last.Add(-interval)
+		last = before(g, last)
 	}
-	return !last.Before(slot) && last.Before(now.Add(interval))
+	return !last.Before(slot) && !ahead(g, last, now)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
 
@@ -175,7 +176,7 @@ func TestDone(t *testing.T) {
 		{"the slot before a run cut short", true, 40 * time.Second, 51 * time.Second, true},
 	}
 	for _, tt := range tests {
-		if got := Done(rec, tt.interrupted, anchor.Add(tt.slot), anchor.Add(tt.now), iv); got != tt.want {
+		if got := Done(rec, tt.interrupted, anchor.Add(tt.slot), anchor.Add(tt.now), schedule.Grid{Anchor: anchor, Interval: iv}); got != tt.want {
 			t.Errorf("%s: Done = %v, want %v", tt.name, got, tt.want)
 		}
 	}

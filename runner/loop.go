@@ -20,8 +20,12 @@ import (
 type Config struct {
 	Name     string
 	Command  []string // argv; Command[0] is looked up in PATH when it has no slash
-	Schedule string   // as the user wrote it
+	Schedule string   // as the user wrote it (with --align and --tz), as recorded
 	Interval time.Duration
+	// Calendar is the schedule when it is on the wall clock (a cron
+	// expression, an aligned duration); nil: a grid of Interval, started at
+	// once and kept on the monotonic clock.
+	Calendar *schedule.Calendar
 
 	Jitter time.Duration // each start is delayed by a uniform random part of it
 	Delay  time.Duration // wait before the first slot of a fresh start
@@ -59,6 +63,9 @@ type Config struct {
 	// clock_nanosleep on the monotonic clock. (Tests on a fake clock give
 	// time.Sleep.)
 	SleepUntil func(time.Time)
+	// Clock arms the waits for slots and tells of suspends; nil means the
+	// system's. (Tests on a fake clock give one of Go timers.)
+	Clock Clock
 }
 
 // Reason says why the loop ended.
@@ -80,12 +87,17 @@ type Exit struct {
 }
 
 type loop struct {
-	cfg  Config
-	log  *slog.Logger
-	grid schedule.Grid
+	cfg Config
+	log *slog.Logger
+	// slots is the schedule: the calendar, or the grid on anchor.
+	slots  schedule.Schedule
+	anchor time.Time
 	// base is one reading of both clocks, to carry wall-clock times from the
-	// record onto the monotonic clock.
-	base time.Time
+	// record onto the monotonic clock; slept is the time spent suspended
+	// since then (Clock.Suspended was suspended0), by which the wall clock
+	// has gone ahead of the monotonic.
+	base              time.Time
+	suspended0, slept time.Duration
 	// rec is the job's record: as loaded from the store under the lock, or,
 	// without a store, this process's own.
 	rec state.Record
@@ -118,26 +130,29 @@ func Loop(ctx context.Context, cfg Config) Exit {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	l := &loop{cfg: cfg, log: cfg.Logger, base: time.Now()}
+	if cfg.Clock == nil {
+		cfg.Clock = systemClock{}
+	}
+	l := &loop{cfg: cfg, log: cfg.Logger, base: time.Now(), suspended0: cfg.Clock.Suspended()}
 	queue, due, stop := l.begin(ctx)
 	if stop != nil {
 		return Exit{Reason: Stopped, Signal: stop}
 	}
 	for {
 		var (
-			slot   time.Time
 			manual bool
 			stop   os.Signal
 		)
 		if len(queue) > 0 {
-			slot, queue = queue[0], queue[1:]
 			stop = l.pending()
 		} else {
-			slot, manual, stop = l.idle(ctx, due)
+			queue, manual, stop = l.idle(ctx, due)
 		}
 		if stop != nil || ctx.Err() != nil {
 			return Exit{Reason: Stopped, Signal: stop}
 		}
+		slot := queue[0]
+		queue = queue[1:]
 		out := l.runSlot(ctx, slot, due, manual, len(queue) > 0)
 		due = out.next
 		switch {
@@ -172,8 +187,8 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, sto
 		}
 	}
 	interrupted := rec != nil && rec.Running && !l.holderAlive(rec, false)
-	plan := PlanStart(StartInput{Record: rec, Schedule: l.cfg.Schedule, Interval: l.cfg.Interval, Now: l.base.Round(0),
-		Delay: l.cfg.Delay, Policy: l.cfg.CatchUp, Max: l.cfg.CatchUpMax, Interrupted: interrupted})
+	plan := PlanStart(StartInput{Record: rec, Schedule: l.cfg.Schedule, Interval: l.cfg.Interval, Calendar: l.cfg.Calendar,
+		Now: l.base.Round(0), Delay: l.cfg.Delay, Policy: l.cfg.CatchUp, Max: l.cfg.CatchUpMax, Interrupted: interrupted})
 	if rec != nil {
 		l.rec = *rec
 	}
@@ -191,47 +206,109 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, sto
 	return queue, l.mono(plan.Due), nil
 }
 
-// idle waits for slot due (plus jitter) or for SIGUSR1, and returns the slot to
-// run and whether it was asked for by hand. A stop signal ends the wait at once.
-func (l *loop) idle(ctx context.Context, due time.Time) (slot time.Time, manual bool, stop os.Signal) {
-	wake := due
-	if l.cfg.Jitter > 0 {
-		wake = wake.Add(time.Duration(l.cfg.Rand() * float64(l.cfg.Jitter)))
-	}
+// idle waits for slot due (plus jitter) or for SIGUSR1, and returns the slots
+// to run: due; or, when a step of the wall clock or a suspend passed more
+// slots than due, those --catch-up picks of them (none: it waits on); or now,
+// asked for by hand. A stop signal ends the wait at once.
+func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manual bool, stop os.Signal) {
 	if l.runAsked {
 		l.runAsked = false
-		return time.Now(), true, nil
+		return []time.Time{time.Now()}, true, nil
 	}
-	timer := time.NewTimer(time.Until(wake) - earlyWake)
-	defer timer.Stop()
+	var jitter time.Duration
+	if l.cfg.Jitter > 0 {
+		jitter = time.Duration(l.cfg.Rand() * float64(l.cfg.Jitter))
+	}
 	for {
+		due = l.resumed(due)
+		wake := due.Add(jitter)
+		fired, disarm := l.arm(wake.Add(-earlyWake))
 		select {
-		case <-timer.C:
+		case set := <-fired:
+			disarm()
+			due = l.resumed(due)
+			now := time.Now()
+			if cur := l.slots.Prev(now); cur.After(due) {
+				// More than the slot due passed while the wait could not see
+				// it: a suspend, or the wall clock set forward.
+				why := "suspend"
+				if set {
+					why = "clock"
+				}
+				if slots, due = l.passed(due, cur, now, why); len(slots) > 0 {
+					return slots, false, nil
+				}
+				continue
+			}
+			if now.Before(wake.Add(-earlyWake)) {
+				continue // the wall clock was set, but not past the slot: wait on
+			}
 			l.cfg.SleepUntil(wake)
-			return due, false, nil
+			return []time.Time{due}, false, nil
 		case <-ctx.Done():
-			return due, false, nil
+			disarm()
+			return []time.Time{due}, false, nil
 		case sig := <-l.cfg.Signals:
+			disarm()
 			switch {
 			case isStop(sig):
 				l.logStop(sig, false)
-				return due, false, sig
+				return nil, false, sig
 			case sig == syscall.SIGUSR1:
-				return time.Now(), true, nil
+				return []time.Time{time.Now()}, true, nil
 			}
 			// SIGHUP and SIGUSR2 have no child to go to while idle.
 		}
 	}
 }
 
-// setGrid puts the grid on the anchor, carried onto the monotonic clock.
+// arm arms the wake-up for at: on the wall clock for a calendar schedule,
+// on a clock that counts suspends for a grid.
+func (l *loop) arm(at time.Time) (<-chan bool, func()) {
+	if l.cfg.Calendar != nil {
+		return l.cfg.Clock.Wall(at)
+	}
+	return l.cfg.Clock.Boot(time.Until(at))
+}
+
+// resumed moves a grid back by the time spent suspended since it last looked,
+// so that it keeps its phase in real time, and returns slot due moved with
+// it. A calendar schedule is on the wall clock, which a suspend does not stop.
+func (l *loop) resumed(due time.Time) time.Time {
+	d := l.cfg.Clock.Suspended() - l.suspended0 - l.slept
+	if d <= 0 || l.cfg.Calendar != nil {
+		return due
+	}
+	l.slept += d
+	l.anchor = l.anchor.Add(-d)
+	l.slots = schedule.Grid{Anchor: l.anchor, Interval: l.cfg.Interval}
+	return due.Add(-d)
+}
+
+// passed returns the slots to run when slots from due up to cur passed while
+// every could not run them (why: a suspend, the clock set forward): those
+// --catch-up picks, as at start, and the slot to wait for after them.
+func (l *loop) passed(due, cur, now time.Time, why string) (runs []time.Time, next time.Time) {
+	missed := schedule.Count(l.slots, due, cur, maxCount) + 1
+	runs = catchUp(l.slots, cur, missed, l.cfg.CatchUp, l.cfg.CatchUpMax)
+	l.log.Info("slots passed while waiting", "event", "catch_up", "missed", missed, "policy", l.cfg.CatchUp.String(),
+		"runs", len(runs), "reason", why)
+	return runs, l.slots.Next(now)
+}
+
+// setGrid puts the schedule on the anchor, carried onto the monotonic
+// clock. A calendar schedule has no anchor of its own: it is recorded, only.
 func (l *loop) setGrid(anchor time.Time) {
-	l.grid = schedule.Grid{Anchor: l.mono(anchor), Interval: l.cfg.Interval}
+	l.anchor = l.mono(anchor)
+	l.slots = l.cfg.Calendar
+	if l.cfg.Calendar == nil {
+		l.slots = schedule.Grid{Anchor: l.anchor, Interval: l.cfg.Interval}
+	}
 }
 
 // mono carries a wall-clock time onto this process's monotonic clock.
 func (l *loop) mono(t time.Time) time.Time {
-	return l.base.Add(t.Sub(l.base.Round(0)))
+	return l.base.Add(t.Sub(l.base.Round(0)) - l.slept)
 }
 
 // pending takes a stop signal that came between two catch-up runs.

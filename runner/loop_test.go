@@ -129,6 +129,7 @@ func testConfig(f *fakeExec, buf *bytes.Buffer, signals chan os.Signal) Config {
 		Exec:       f.exec,
 		Rand:       func() float64 { return 0 },
 		SleepUntil: func(t time.Time) { time.Sleep(time.Until(t)) },
+		Clock:      goClock{},
 	}
 }
 

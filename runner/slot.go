@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/everycli/every/lock"
+	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
 
@@ -41,7 +42,7 @@ func (o *outcome) stopBy(sig os.Signal) {
 func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchingUp bool) (out outcome) {
 	out.next = due
 	if !manual {
-		out.next = slot.Add(l.cfg.Interval)
+		out.next = l.slots.Next(slot)
 	}
 	lease, stop, err := l.lock(ctx)
 	if stop == nil && err != nil {
@@ -74,10 +75,12 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 	l.runAsked = false // this run answers a SIGUSR1 that came while the slot began
 	booked := slot
 	if manual {
-		booked = l.grid.Floor(now)
+		booked = l.slots.Prev(now)
+	} else {
+		l.dst(slot)
 	}
 	l.rec = markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule,
-		Anchor: l.grid.Anchor, Slot: booked, At: now, Host: l.cfg.Host, PID: l.cfg.PID})
+		Anchor: l.anchor, Slot: booked, At: now, Host: l.cfg.Host, PID: l.cfg.PID})
 	started, startErr := l.saveStart(ctx)
 	res, attempts, stop := l.attempts(ctx, slot, lease)
 	end := time.Now()
@@ -179,15 +182,15 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 	}
 	interrupted := rec.Running && !l.holderAlive(rec, l.cfg.Lock != nil)
 	if rec.Schedule == l.cfg.Schedule {
-		if !rec.Anchor.Equal(l.grid.Anchor.Round(0)) {
+		if l.cfg.Calendar == nil && !rec.Anchor.Equal(l.anchor.Round(0)) {
 			// Another instance runs this job on its own grid: join it.
 			l.setGrid(rec.Anchor)
 			if !manual {
-				slot = l.grid.Floor(now)
-				out.next = slot.Add(l.cfg.Interval)
+				slot = l.slots.Prev(now)
+				out.next = l.slots.Next(slot)
 			}
 		}
-		if !manual && Done(rec, interrupted, slot.Round(0), now.Round(0), l.cfg.Interval) {
+		if !manual && Done(rec, interrupted, slot.Round(0), now.Round(0), l.slots) {
 			l.log.Debug("slot already run", "event", "skip", "reason", "done", "count", 1, "slot", slot.Round(0).UTC())
 			l.rec = *rec
 			out.next = l.notPast(out.next)
@@ -210,8 +213,8 @@ func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
 		l.ended(&l.outages.overrun, false, "runs fit their slots again", "event", "skip", "reason", "overrun")
 		return next
 	}
-	after := l.grid.After(end)
-	skipped := l.grid.Between(next, after)
+	after := l.slots.Next(end)
+	skipped := schedule.Count(l.slots, next, after, maxCount)
 	l.rec.Skipped += int(skipped)
 	l.repeated(&l.outages.overrun, "overrun", int(skipped), slog.LevelWarn, "run overran its slots", "event", "skip", "reason", "overrun",
 		"next", after.Round(0).UTC())
@@ -245,7 +248,27 @@ func (l *loop) logFinish(res Result, attempts int, d time.Duration) {
 // skipped slot never makes the loop run late.
 func (l *loop) notPast(next time.Time) time.Time {
 	if now := time.Now(); next.Before(now) {
-		return l.grid.After(now)
+		return l.slots.Next(now)
 	}
 	return next
+}
+
+// dst logs a slot of a fixed-time calendar schedule that a DST change moved
+// (its time did not exist: the end of the gap) or chose (its time occurs
+// twice: the first).
+func (l *loop) dst(slot time.Time) {
+	if l.cfg.Calendar == nil {
+		return
+	}
+	var why string
+	switch l.cfg.Calendar.Shift(slot) {
+	case schedule.Gap:
+		why = "its local time does not exist today; running at the end of the gap"
+	case schedule.Repeat:
+		why = "its local time occurs twice today; running at the first, only"
+	default:
+		return
+	}
+	l.log.Info("slot moved by a DST change", "event", "catch_up", "reason", "dst", "missed", 0,
+		"slot", slot.Round(0).In(l.cfg.Calendar.Location()).Format(time.RFC3339), "detail", why)
 }

@@ -1,0 +1,50 @@
+package runner
+
+import "time"
+
+// Clock is how the loop waits for its slots and learns of suspends.
+type Clock interface {
+	// Wall arms a wake-up at the wall-clock time at. The channel receives
+	// once: false when at is reached, true as soon as the wall clock is set
+	// (stepped) before that. stop releases it.
+	Wall(at time.Time) (c <-chan bool, stop func())
+	// Boot arms a wake-up after d of time in which a suspend counts.
+	Boot(d time.Duration) (c <-chan bool, stop func())
+	// Suspended returns the time the system has spent suspended since boot.
+	Suspended() time.Duration
+}
+
+// systemClock is the system's clocks: timerfds on CLOCK_REALTIME (cancelled
+// when the clock is set) and CLOCK_BOOTTIME where there are, Go timers where
+// they cannot be had.
+type systemClock struct{}
+
+func (systemClock) Wall(at time.Time) (<-chan bool, func()) {
+	if c, stop, err := armWall(at); err == nil {
+		return c, stop
+	}
+	return goClock{}.Wall(at)
+}
+
+func (systemClock) Boot(d time.Duration) (<-chan bool, func()) {
+	if c, stop, err := armBoot(d); err == nil {
+		return c, stop
+	}
+	return goClock{}.Boot(d)
+}
+
+func (systemClock) Suspended() time.Duration { return suspended() }
+
+// goClock waits on Go timers: the monotonic clock, which stands still in a
+// suspend and does not see the wall clock set. Tests on a fake clock use it.
+type goClock struct{}
+
+func (goClock) Wall(at time.Time) (<-chan bool, func()) { return goClock{}.Boot(time.Until(at)) }
+
+func (goClock) Boot(d time.Duration) (<-chan bool, func()) {
+	c := make(chan bool, 1)
+	t := time.AfterFunc(d, func() { c <- false })
+	return c, func() { t.Stop() }
+}
+
+func (goClock) Suspended() time.Duration { return 0 }
