@@ -93,11 +93,11 @@ type loop struct {
 	slots  schedule.Schedule
 	anchor time.Time
 	// base is one reading of both clocks, to carry wall-clock times from the
-	// record onto the monotonic clock; slept is the time spent suspended
-	// since then (Clock.Suspended was suspended0), by which the wall clock
-	// has gone ahead of the monotonic.
-	base              time.Time
-	suspended0, slept time.Duration
+	// record onto the monotonic clock; suspended is Clock.Suspended then. A
+	// suspend since puts the wall clock ahead of the monotonic one, and base
+	// is read again.
+	base      time.Time
+	suspended time.Duration
 	// rec is the job's record: as loaded from the store under the lock, or,
 	// without a store, this process's own.
 	rec state.Record
@@ -133,7 +133,7 @@ func Loop(ctx context.Context, cfg Config) Exit {
 	if cfg.Clock == nil {
 		cfg.Clock = systemClock{}
 	}
-	l := &loop{cfg: cfg, log: cfg.Logger, base: time.Now(), suspended0: cfg.Clock.Suspended()}
+	l := &loop{cfg: cfg, log: cfg.Logger, base: cfg.Clock.Now(), suspended: cfg.Clock.Suspended()}
 	queue, due, stop := l.begin(ctx)
 	if stop != nil {
 		return Exit{Reason: Stopped, Signal: stop}
@@ -213,7 +213,7 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, sto
 func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manual bool, stop os.Signal) {
 	if l.runAsked {
 		l.runAsked = false
-		return []time.Time{time.Now()}, true, nil
+		return []time.Time{l.cfg.Clock.Now()}, true, nil
 	}
 	var jitter time.Duration
 	if l.cfg.Jitter > 0 {
@@ -227,7 +227,7 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 		case set := <-fired:
 			disarm()
 			due = l.resumed(due)
-			now := time.Now()
+			now := l.cfg.Clock.Now()
 			if cur := l.slots.Prev(now); cur.After(due) {
 				// More than the slot due passed while the wait could not see
 				// it: a suspend, or the wall clock set forward.
@@ -255,7 +255,7 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 				l.logStop(sig, false)
 				return nil, false, sig
 			case sig == syscall.SIGUSR1:
-				return []time.Time{time.Now()}, true, nil
+				return []time.Time{l.cfg.Clock.Now()}, true, nil
 			}
 			// SIGHUP and SIGUSR2 have no child to go to while idle.
 		}
@@ -268,21 +268,24 @@ func (l *loop) arm(at time.Time) (<-chan bool, func()) {
 	if l.cfg.Calendar != nil {
 		return l.cfg.Clock.Wall(at)
 	}
-	return l.cfg.Clock.Boot(time.Until(at))
+	return l.cfg.Clock.Boot(at.Sub(l.cfg.Clock.Now()))
 }
 
-// resumed moves a grid back by the time spent suspended since it last looked,
-// so that it keeps its phase in real time, and returns slot due moved with
-// it. A calendar schedule is on the wall clock, which a suspend does not stop.
+// resumed keeps a grid on the wall clock through a suspend, and returns slot
+// due kept with it. The monotonic clock stands still in a suspend while the
+// wall clock goes on: both are read afresh, and the grid's wall-clock times
+// carried onto the monotonic clock again, so that its slots stay where they
+// were on the wall clock (and EVERY_SLOT tells the truth), and the waits for
+// them are shorter by the time slept. A calendar schedule is on the wall
+// clock already.
 func (l *loop) resumed(due time.Time) time.Time {
-	d := l.cfg.Clock.Suspended() - l.suspended0 - l.slept
-	if d <= 0 || l.cfg.Calendar != nil {
+	s := l.cfg.Clock.Suspended()
+	if s == l.suspended || l.cfg.Calendar != nil {
 		return due
 	}
-	l.slept += d
-	l.anchor = l.anchor.Add(-d)
-	l.slots = schedule.Grid{Anchor: l.anchor, Interval: l.cfg.Interval}
-	return due.Add(-d)
+	l.suspended, l.base = s, l.cfg.Clock.Now()
+	l.setGrid(l.anchor.Round(0))
+	return l.mono(due.Round(0))
 }
 
 // passed returns the slots to run when slots from due up to cur passed while
@@ -308,7 +311,7 @@ func (l *loop) setGrid(anchor time.Time) {
 
 // mono carries a wall-clock time onto this process's monotonic clock.
 func (l *loop) mono(t time.Time) time.Time {
-	return l.base.Add(t.Sub(l.base.Round(0)) - l.slept)
+	return l.base.Add(t.Sub(l.base.Round(0)))
 }
 
 // pending takes a stop signal that came between two catch-up runs.

@@ -58,7 +58,7 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	l.ended(&l.outages.locked, false, "lock free again", "event", "skip", "reason", "locked")
 	defer func() { out.stopBy(l.unlock(lease, out.stop != nil)) }()
 
-	now := time.Now()
+	now := l.cfg.Clock.Now()
 	if l.cfg.Store != nil {
 		var skip bool
 		if slot, skip = l.reconcile(ctx, slot, manual, now, &out); skip {
@@ -83,7 +83,7 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 		Anchor: l.anchor, Slot: booked, At: now, Host: l.cfg.Host, PID: l.cfg.PID})
 	started, startErr := l.saveStart(ctx)
 	res, attempts, stop := l.attempts(ctx, slot, lease)
-	end := time.Now()
+	end := l.cfg.Clock.Now()
 	l.ran++
 	out.ran, out.res, out.stop = true, res, stop
 	// The end must replace the start, never the other way round: if the start
@@ -247,7 +247,7 @@ func (l *loop) logFinish(res Result, attempts int, d time.Duration) {
 // notPast returns next, or the first slot after now if next has passed: a
 // skipped slot never makes the loop run late.
 func (l *loop) notPast(next time.Time) time.Time {
-	if now := time.Now(); next.Before(now) {
+	if now := l.cfg.Clock.Now(); next.Before(now) {
 		return l.slots.Next(now)
 	}
 	return next

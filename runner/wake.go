@@ -4,6 +4,8 @@ import "time"
 
 // Clock is how the loop waits for its slots and learns of suspends.
 type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
 	// Wall arms a wake-up at the wall-clock time at. The channel receives
 	// once: false when at is reached, true as soon as the wall clock is set
 	// (stepped) before that. stop releases it.
@@ -33,6 +35,8 @@ func (systemClock) Boot(d time.Duration) (<-chan bool, func()) {
 	return goClock{}.Boot(d)
 }
 
+func (systemClock) Now() time.Time { return time.Now() }
+
 func (systemClock) Suspended() time.Duration { return suspended() }
 
 // goClock waits on Go timers: the monotonic clock, which stands still in a
@@ -46,5 +50,7 @@ func (goClock) Boot(d time.Duration) (<-chan bool, func()) {
 	t := time.AfterFunc(d, func() { c <- false })
 	return c, func() { t.Stop() }
 }
+
+func (goClock) Now() time.Time { return time.Now() }
 
 func (goClock) Suspended() time.Duration { return 0 }
