@@ -45,7 +45,7 @@ func (c *fakeClock) arm(d time.Duration, wall bool) (<-chan bool, func()) {
 	return ch, func() { t.Stop() }
 }
 
-func (c *fakeClock) Wall(at time.Time) (<-chan bool, func()) { return c.arm(at.Sub(c.Now()), true) }
+func (c *fakeClock) Wall(at time.Time) (<-chan bool, func())    { return c.arm(at.Sub(c.Now()), true) }
 func (c *fakeClock) Boot(d time.Duration) (<-chan bool, func()) { return c.arm(d, false) }
 
 func (c *fakeClock) Suspended() time.Duration {
