@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -261,7 +262,10 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) 
 	case o.err != nil:
 		return st, o.err
 	case cfg.Jitter >= gap(sched):
-		return st, usagef("bad %s %q: must be shorter than the interval %s; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), inv.schedule)
+		if _, isGrid := sched.(schedule.Grid); isGrid {
+			return st, usagef("bad %s %q: must be shorter than the interval %s; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), inv.schedule)
+		}
+		return st, usagef("bad %s %q: must be shorter than the %v between two slots of %q; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), gap(sched), inv.schedule)
 	case st.lockTTL < minLockTTL:
 		return st, usagef("bad %s %q: give a duration of at least 100ms, such as 30s", o.label("lock-ttl"), o.get("lock-ttl"))
 	case st.statePath != "" && st.statePath == st.lockPath:
@@ -338,11 +342,16 @@ func periodOf(s schedule.Schedule, now time.Time) time.Duration {
 	return schedule.Period(s, now)
 }
 
-// gap returns the time from the next slot after now to the one after it: the
-// period that --jitter must stay within.
+// gap returns the shortest time between two of the next slots after now: the
+// period that --jitter must stay within ("0,1 * * * *": a minute).
 func gap(s schedule.Schedule) time.Duration {
-	next := s.Next(time.Now())
-	return s.Next(next).Sub(next)
+	t := s.Next(time.Now())
+	shortest := time.Duration(math.MaxInt64)
+	for range 32 {
+		next := s.Next(t)
+		shortest, t = min(shortest, next.Sub(t)), next
+	}
+	return shortest
 }
 
 // identityVars are options that say which job this is. They are read as

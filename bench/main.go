@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -33,6 +34,7 @@ type config struct {
 func main() {
 	quick := flag.Bool("quick", false, "a run of under a minute, with fewer periods")
 	out := flag.String("out", "bench/RESULTS.md", "write the tables to `FILE` (empty: don't)")
+	only := flag.String("only", "", "run only the sections `N,M` (1 timing and 2 its cost, 3 overhead, 4 stop, 5 scale); default all")
 	var extras multiFlag
 	flag.Var(&extras, "extra", "another scheduler for the timing table: `NAME=TEMPLATE` ({interval} in seconds, {job}); repeatable")
 	flag.Parse()
@@ -54,6 +56,9 @@ func main() {
 	var report strings.Builder
 	fmt.Fprintf(&report, "# every benchmark\n\n%s\n", machine(cfg.quick))
 	section := func(title string, f func(*config) string) {
+		if n, _, _ := strings.Cut(title, "."); *only != "" && !slices.Contains(strings.Split(*only, ","), n) {
+			return
+		}
 		start := time.Now()
 		fmt.Fprintf(os.Stderr, "bench: %s...\n", title)
 		body := f(cfg)

@@ -228,7 +228,7 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 			disarm()
 			due = l.resumed(due)
 			now := l.cfg.Clock.Now()
-			if cur := l.slots.Prev(now); cur.After(due) {
+			if cur := l.slots.Prev(now.Add(-jitter)); cur.After(due) {
 				// More than the slot due passed while the wait could not see
 				// it: a suspend, or the wall clock set forward.
 				why := "suspend"
