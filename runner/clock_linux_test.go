@@ -199,14 +199,58 @@ func TestArmStop(t *testing.T) {
 			if n := fdCount(t); n != fds {
 				t.Errorf("%d file descriptors open after 100 arm/stop, %d before", n, fds)
 			}
-			// stop waits for its goroutine; the runtime's own may still settle.
-			deadline := time.Now().Add(waitBound)
-			for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
-				runtime.Gosched()
-				time.Sleep(time.Millisecond)
+			settle(t, goroutines)
+		})
+	}
+}
+
+// settle waits (within waitBound) for the number of goroutines to come down
+// to n, and fails the test if it does not. stop waits for its own goroutine,
+// but a goroutine that has closed its done channel may still be exiting.
+func settle(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(waitBound)
+	for runtime.NumGoroutine() > n && time.Now().Before(deadline) {
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+	if got := runtime.NumGoroutine(); got > n {
+		t.Errorf("%d goroutines, %d before", got, n)
+	}
+}
+
+// Once stop has returned, nothing more is sent, even when it races the
+// wake-up: each channel holds after the goroutines are gone what it held
+// when stop returned.
+func TestArmStopIsFinal(t *testing.T) {
+	arms := map[string]func() (<-chan bool, func(), error){
+		"wall": func() (<-chan bool, func(), error) { return armWall(time.Now()) },
+		"boot": func() (<-chan bool, func(), error) { return armBoot(0) },
+	}
+	for name, arm := range arms {
+		t.Run(name, func(t *testing.T) {
+			goroutines := runtime.NumGoroutine()
+			const n = 1000
+			cs, held := make([]<-chan bool, n), make([]int, n)
+			for i := range n {
+				c, stop, err := arm()
+				if err != nil {
+					t.Fatal(err)
+				}
+				stop()
+				cs[i], held[i] = c, len(c)
 			}
-			if n := runtime.NumGoroutine(); n > goroutines {
-				t.Errorf("%d goroutines after 100 arm/stop, %d before", n, goroutines)
+			settle(t, goroutines)
+			late, fired := 0, 0
+			for i, c := range cs {
+				fired += len(c)
+				if len(c) != held[i] {
+					late++
+				}
+			}
+			t.Logf("%d of %d wake-ups fired, the rest were stopped first", fired, n)
+			if late > 0 {
+				t.Errorf("%d of %d wake-ups came after stop returned", late, n)
 			}
 		})
 	}
