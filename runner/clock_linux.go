@@ -1,0 +1,134 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Go's timers run on CLOCK_MONOTONIC: they neither follow a step of the wall
+// clock nor count the time the system spends suspended. Calendar slots are
+// wall-clock instants, and a grid of plain durations must count suspend
+// too, so the loop waits on timerfds instead: one on CLOCK_REALTIME that the
+// kernel also wakes when the clock is set (as systemd's calendar timers do),
+// and one on CLOCK_BOOTTIME, which keeps counting through a suspend. Reads go
+// through the runtime's poller, so a waiting timer costs no thread.
+
+// armWall arms a one-shot wake-up at the wall-clock instant at. Its channel
+// receives exactly one value: false when the wall clock reaches at (at once
+// if at has passed, including when it passed during a suspend), or true when
+// the wall clock was set (stepped by anyone, or moved by a resume from
+// suspend, which the kernel reports the same way) before that: the caller
+// then reads the clock again and re-arms. stop releases the timer: once it
+// returns, nothing more is sent (a value sent before stays in the buffer);
+// it may be called more than once, and after the channel fired.
+//
+// The kernel counts a set against the clock as it was at the call, so the
+// caller should compute at from a fresh reading of the clock.
+func armWall(at time.Time) (<-chan bool, func(), error) {
+	value, err := unix.TimeToTimespec(at)
+	if err != nil {
+		return nil, nil, fmt.Errorf("arm a wake-up at %s: out of range for this system's clock: %w", at, err)
+	}
+	if value.Sec < 0 || (value.Sec == 0 && value.Nsec == 0) {
+		// Before 1970 the kernel refuses the time, and a zero one would
+		// disarm the timer: any past time fires at once, 1ns past the epoch
+		// does so too.
+		value = unix.Timespec{Nsec: 1}
+	}
+	return armTimerfd(unix.CLOCK_REALTIME, unix.TFD_TIMER_ABSTIME|unix.TFD_TIMER_CANCEL_ON_SET, value)
+}
+
+// armBoot arms a one-shot wake-up for when CLOCK_BOOTTIME has advanced by d
+// from now: time spent suspended counts, unlike for Go's timers. Its channel
+// receives exactly one value, false, when due (at once when d <= 0); stop is
+// as for armWall.
+func armBoot(d time.Duration) (<-chan bool, func(), error) {
+	if d <= 0 {
+		d = 1 // a zero value would disarm the timer
+	}
+	return armTimerfd(unix.CLOCK_BOOTTIME, 0, unix.NsecToTimespec(d.Nanoseconds()))
+}
+
+// armTimerfd arms a one-shot timerfd on clock and hands it to a goroutine
+// that waits for it through the poller and sends once: false when it
+// expired, true when the read was cancelled because the clock was set.
+func armTimerfd(clock, flags int, value unix.Timespec) (<-chan bool, func(), error) {
+	fd, err := unix.TimerfdCreate(clock, unix.TFD_CLOEXEC|unix.TFD_NONBLOCK)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create a timer on clock %d: %w", clock, err)
+	}
+	c := make(chan bool, 1)
+	err = unix.TimerfdSettime(fd, flags, &unix.ItimerSpec{Value: value}, nil)
+	if errors.Is(err, unix.ECANCELED) {
+		// The clock was set while the timer was being armed.
+		unix.Close(fd)
+		c <- true
+		return c, func() {}, nil
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, nil, fmt.Errorf("arm a timer on clock %d for %d.%09ds: %w", clock, value.Sec, value.Nsec, err)
+	}
+	f := os.NewFile(uintptr(fd), "timerfd")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var ticks [8]byte
+		_, err := f.Read(ticks[:])
+		switch {
+		case err == nil:
+			c <- false
+		case errors.Is(err, os.ErrClosed):
+			// Stopped: nobody is waiting.
+		default:
+			// ECANCELED: the clock was set. Nothing else is expected of
+			// a timerfd read, and "look at the clock again" is the safe
+			// answer to it too.
+			c <- true
+		}
+	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			// Close wakes the blocked Read and returns once the fd is
+			// really closed; done then says the goroutine is gone.
+			f.Close()
+			<-done
+		})
+	}
+	return c, stop, nil
+}
+
+// suspendedMax is the largest suspended() reading yet: see there.
+var suspendedMax atomic.Int64
+
+// suspended returns how long this system has spent suspended since boot:
+// CLOCK_BOOTTIME - CLOCK_MONOTONIC. The loop compares two readings to learn
+// how long it slept through a suspend. The two clocks cannot be read at the
+// same instant: reading MONOTONIC second makes each reading a lower bound
+// (by the microsecond between the reads), and the largest reading so far is
+// returned, so that readings never go down (the kernel's own offset only
+// grows).
+func suspended() time.Duration {
+	var boot, mono unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot) != nil ||
+		unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono) != nil {
+		return time.Duration(suspendedMax.Load())
+	}
+	d := boot.Nano() - mono.Nano()
+	for {
+		hi := suspendedMax.Load()
+		if d <= hi {
+			return time.Duration(hi)
+		}
+		if suspendedMax.CompareAndSwap(hi, d) {
+			return time.Duration(d)
+		}
+	}
+}

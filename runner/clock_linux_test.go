@@ -1,0 +1,325 @@
+package runner
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// waitFire waits (within waitBound) for c's one value and the wall-clock
+// time it arrived.
+func waitFire(t *testing.T, c <-chan bool) (bool, time.Time) {
+	t.Helper()
+	bound := time.NewTimer(waitBound)
+	defer bound.Stop()
+	select {
+	case v := <-c:
+		return v, time.Now()
+	case <-bound.C:
+		t.Fatalf("no wake-up within %v", waitBound)
+		return false, time.Time{}
+	}
+}
+
+// A wake-up on the wall clock comes with false, and never before its time;
+// one in the past comes at once, including at the epoch itself (a zero
+// timerfd value would disarm the timer) and before it (which the kernel
+// refuses).
+func TestArmWallFires(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at   func(now time.Time) time.Time
+	}{
+		{"future", func(now time.Time) time.Time { return now.Add(50 * time.Millisecond) }},
+		{"past", func(now time.Time) time.Time { return now.Add(-time.Hour) }},
+		{"epoch", func(time.Time) time.Time { return time.Unix(0, 0) }},
+		{"before epoch", func(time.Time) time.Time { return time.Time{} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Round(0): wall-clock readings, compared on the wall clock.
+			at := tc.at(time.Now().Round(0))
+			c, stop, err := armWall(at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stop()
+			set, fired := waitFire(t, c)
+			if set {
+				t.Errorf("the wake-up for %s says the clock was set", at)
+			}
+			if fired.Round(0).Before(at) {
+				t.Errorf("the wake-up for %s came %v early", at, at.Sub(fired.Round(0)))
+			}
+		})
+	}
+}
+
+// A wake-up on the boot clock comes with false, not before d has passed;
+// zero and negative d come at once (a zero relative timerfd value would
+// disarm it).
+func TestArmBootFires(t *testing.T) {
+	for _, d := range []time.Duration{50 * time.Millisecond, 0, -time.Second} {
+		start := time.Now()
+		c, stop, err := armBoot(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, fired := waitFire(t, c)
+		stop()
+		if set {
+			t.Errorf("armBoot(%v) says the clock was set", d)
+		}
+		// No suspend in a test: the boot and monotonic clocks run together.
+		if elapsed := fired.Sub(start); elapsed < d {
+			t.Errorf("armBoot(%v) fired after %v", d, elapsed)
+		}
+	}
+}
+
+// timerfds lists this process's timerfds: each one's /proc fdinfo, by fd.
+func timerfds(t *testing.T) map[string]string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]string{}
+	for _, fd := range fds {
+		link, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err != nil || link != "anon_inode:[timerfd]" {
+			continue
+		}
+		info, err := os.ReadFile(filepath.Join("/proc/self/fdinfo", fd.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found[fd.Name()] = string(info)
+	}
+	return found
+}
+
+// What no test can wait for (a suspend, in CI), the kernel shows: the wall
+// wake-up is an absolute timer on CLOCK_REALTIME cancelled when the clock is
+// set, the boot wake-up a relative one on CLOCK_BOOTTIME, which counts
+// suspend.
+func TestArmClocks(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		arm  func() (<-chan bool, func(), error)
+		want []string
+	}{
+		{"wall", func() (<-chan bool, func(), error) { return armWall(time.Now().Add(time.Hour)) },
+			[]string{"clockid: 0\n", "settime flags: 03\n"}}, // TFD_TIMER_ABSTIME|TFD_TIMER_CANCEL_ON_SET
+		{"boot", func() (<-chan bool, func(), error) { return armBoot(time.Hour) },
+			[]string{"clockid: 7\n", "settime flags: 00\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := timerfds(t)
+			_, stop, err := tc.arm()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stop()
+			var armed []string
+			for fd, info := range timerfds(t) {
+				if _, ok := before[fd]; !ok {
+					armed = append(armed, info)
+				}
+			}
+			if len(armed) != 1 {
+				t.Fatalf("%d new timerfds, want 1: %q", len(armed), armed)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(armed[0], want) {
+					t.Errorf("timerfd lacks %q:\n%s", want, armed[0])
+				}
+			}
+		})
+	}
+}
+
+// fdCount counts this process's open file descriptors.
+func fdCount(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(fds)
+}
+
+// A stopped wake-up never comes, and arming and stopping leaks neither file
+// descriptors nor goroutines, whether stop comes before the wake-up, after
+// it, or twice.
+func TestArmStop(t *testing.T) {
+	arms := map[string]func(d time.Duration) (<-chan bool, func(), error){
+		"wall": func(d time.Duration) (<-chan bool, func(), error) { return armWall(time.Now().Add(d)) },
+		"boot": armBoot,
+	}
+	for name, arm := range arms {
+		t.Run(name, func(t *testing.T) {
+			const d = 50 * time.Millisecond
+			c, stop, err := arm(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop()
+			// The one negative wait: well past the target, nothing came.
+			past := time.NewTimer(d + 200*time.Millisecond)
+			defer past.Stop()
+			select {
+			case v := <-c:
+				t.Fatalf("a stopped wake-up came (%v)", v)
+			case <-past.C:
+			}
+
+			fds, goroutines := fdCount(t), runtime.NumGoroutine()
+			for i := range 100 {
+				// Half stopped while waiting, half after the wake-up came.
+				wait := time.Hour
+				if i%2 == 1 {
+					wait = 0
+				}
+				c, stop, err := arm(wait)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if wait == 0 {
+					waitFire(t, c)
+				}
+				stop()
+				stop()
+			}
+			if n := fdCount(t); n != fds {
+				t.Errorf("%d file descriptors open after 100 arm/stop, %d before", n, fds)
+			}
+			settle(t, goroutines)
+		})
+	}
+}
+
+// settle waits (within waitBound) for the number of goroutines to come down
+// to n, and fails the test if it does not. stop waits for its own goroutine,
+// but a goroutine that has closed its done channel may still be exiting.
+func settle(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(waitBound)
+	for runtime.NumGoroutine() > n && time.Now().Before(deadline) {
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+	if got := runtime.NumGoroutine(); got > n {
+		t.Errorf("%d goroutines, %d before", got, n)
+	}
+}
+
+// Once stop has returned, nothing more is sent, even when it races the
+// wake-up: each channel holds after the goroutines are gone what it held
+// when stop returned.
+func TestArmStopIsFinal(t *testing.T) {
+	arms := map[string]func() (<-chan bool, func(), error){
+		"wall": func() (<-chan bool, func(), error) { return armWall(time.Now()) },
+		"boot": func() (<-chan bool, func(), error) { return armBoot(0) },
+	}
+	for name, arm := range arms {
+		t.Run(name, func(t *testing.T) {
+			goroutines := runtime.NumGoroutine()
+			const n = 1000
+			cs, held := make([]<-chan bool, n), make([]int, n)
+			for i := range n {
+				c, stop, err := arm()
+				if err != nil {
+					t.Fatal(err)
+				}
+				stop()
+				cs[i], held[i] = c, len(c)
+			}
+			settle(t, goroutines)
+			late, fired := 0, 0
+			for i, c := range cs {
+				fired += len(c)
+				if len(c) != held[i] {
+					late++
+				}
+			}
+			t.Logf("%d of %d wake-ups fired, the rest were stopped first", fired, n)
+			if late > 0 {
+				t.Errorf("%d of %d wake-ups came after stop returned", late, n)
+			}
+		})
+	}
+}
+
+// stepClock steps CLOCK_REALTIME by exactly d, relative to itself
+// (ADJ_SETOFFSET), so the size of the step does not depend on how long the
+// call takes; it skips the test without the privilege to set the clock.
+func stepClock(t *testing.T, d time.Duration) {
+	t.Helper()
+	if d.Abs() > time.Millisecond || d%time.Microsecond != 0 {
+		t.Fatalf("refusing to step the system clock by %v: tests step it by whole microseconds, 1ms at most", d)
+	}
+	// The kernel wants a fraction in [0, 1s): -1µs is -1s + 999999µs.
+	var step unix.Timeval
+	if d >= 0 {
+		step = unix.NsecToTimeval(d.Nanoseconds())
+	} else {
+		step = unix.NsecToTimeval((time.Second + d).Nanoseconds())
+		step.Sec--
+	}
+	tx := unix.Timex{Modes: unix.ADJ_SETOFFSET, Time: step}
+	if _, err := unix.ClockAdjtime(unix.CLOCK_REALTIME, &tx); err != nil {
+		if errors.Is(err, unix.EPERM) {
+			t.Skipf("cannot set the system clock here (%v): run as root to test clock sets", err)
+		}
+		t.Fatalf("step the clock by %v: %v", d, err)
+	}
+}
+
+// A set of the wall clock (here by 1µs forward, then back) wakes a wall
+// wake-up an hour away at once, with true.
+func TestArmWallClockSet(t *testing.T) {
+	c, stop, err := armWall(time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	stepClock(t, time.Microsecond)
+	stepClock(t, -time.Microsecond)
+	if set, _ := waitFire(t, c); !set {
+		t.Error("a clock set woke the wake-up with false, want true")
+	}
+}
+
+// The time spent suspended is never negative, never goes down, and is
+// CLOCK_BOOTTIME - CLOCK_MONOTONIC, which the test reads itself: reading
+// MONOTONIC on either side of BOOTTIME brackets the true offset.
+func TestSuspended(t *testing.T) {
+	first := suspended()
+	var mono1, boot, mono2 unix.Timespec
+	for _, r := range []struct {
+		clock int32
+		ts    *unix.Timespec
+	}{{unix.CLOCK_MONOTONIC, &mono1}, {unix.CLOCK_BOOTTIME, &boot}, {unix.CLOCK_MONOTONIC, &mono2}} {
+		if err := unix.ClockGettime(r.clock, r.ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := suspended()
+	lo, hi := time.Duration(boot.Nano()-mono2.Nano()), time.Duration(boot.Nano()-mono1.Nano())
+	t.Logf("suspended: %v, then %v; boot-mono in [%v, %v]", first, second, lo, hi)
+	if first < 0 {
+		t.Errorf("suspended() = %v, negative", first)
+	}
+	if second < first {
+		t.Errorf("suspended() went down: %v, then %v", first, second)
+	}
+	if second > hi || second < lo-time.Millisecond {
+		t.Errorf("suspended() = %v, want boot-mono, in [%v, %v]", second, lo, hi)
+	}
+}
