@@ -75,8 +75,9 @@ func (c *fakeClock) setWall(t time.Time) {
 }
 
 // suspend has the system sleep d: the wall and boot clocks go on, the
-// monotonic one (the bubble's) does not. The waits armed on the boot clock
-// fire at the resume, as past-due CLOCK_BOOTTIME timers do.
+// monotonic one (the bubble's) does not. At the resume, the waits armed on
+// the boot clock fire, as past-due CLOCK_BOOTTIME timers do, and those on the
+// wall clock hear of a clock set, as timerfds with TFD_TIMER_CANCEL_ON_SET do.
 func (c *fakeClock) suspend(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -84,7 +85,7 @@ func (c *fakeClock) suspend(d time.Duration) {
 	c.suspended += d
 	for _, a := range c.armed {
 		if a.stop() {
-			fire(a.c, false)
+			fire(a.c, a.wall)
 		}
 	}
 }
@@ -342,4 +343,30 @@ func TestPlanStartCalendar(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestLoopCalendarSuspend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Waiting at 00:00:30 for 00:01:00, the system sleeps 3m10s: slots
+		// 00:01 to 00:03 pass in the suspend; once runs 00:03 at the resume.
+		f := &fakeExec{}
+		var buf bytes.Buffer
+		clock := &fakeClock{}
+		cfg := calendarConfig(t, f, &buf, clock, "* * * * *", "UTC", time.Date(2026, 6, 1, 0, 0, 30, 0, time.UTC))
+		cfg.MaxRuns = 2
+		done := make(chan Exit)
+		go func() { done <- Loop(context.Background(), cfg) }()
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		clock.suspend(3*time.Minute + 10*time.Second)
+		<-done
+		want := []string{"2026-06-01T00:03:00Z", "2026-06-01T00:04:00Z"}
+		if got := f.slotsSeen(); !slices.Equal(got, want) {
+			t.Errorf("EVERY_SLOT %v, want %v", got, want)
+		}
+		caught := eventsNamed(logEvents(t, &buf), "catch_up")
+		if len(caught) != 1 || caught[0]["missed"] != 3.0 || caught[0]["reason"] != "suspend" {
+			t.Errorf("catch_up events %v, want one with missed 3, reason suspend", caught)
+		}
+	})
 }

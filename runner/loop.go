@@ -220,20 +220,22 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 		jitter = time.Duration(l.cfg.Rand() * float64(l.cfg.Jitter))
 	}
 	for {
-		due = l.resumed(due)
+		due, _ = l.resumed(due)
 		wake := due.Add(jitter)
 		fired, disarm := l.arm(wake.Add(-earlyWake))
 		select {
 		case set := <-fired:
 			disarm()
-			due = l.resumed(due)
+			var slept bool
+			due, slept = l.resumed(due)
 			now := l.cfg.Clock.Now()
 			if cur := l.slots.Prev(now.Add(-jitter)); cur.After(due) {
 				// More than the slot due passed while the wait could not see
-				// it: a suspend, or the wall clock set forward.
-				why := "suspend"
-				if set {
-					why = "clock"
+				// it: a suspend (a wall-clock wait hears of a resume as of a
+				// clock set), or the wall clock set forward.
+				why := "clock"
+				if slept || !set {
+					why = "suspend"
 				}
 				if slots, due = l.passed(due, cur, now, why); len(slots) > 0 {
 					return slots, false, nil
@@ -271,21 +273,25 @@ func (l *loop) arm(at time.Time) (<-chan bool, func()) {
 	return l.cfg.Clock.Boot(at.Sub(l.cfg.Clock.Now()))
 }
 
-// resumed keeps a grid on the wall clock through a suspend, and returns slot
-// due kept with it. The monotonic clock stands still in a suspend while the
-// wall clock goes on: both are read afresh, and the grid's wall-clock times
-// carried onto the monotonic clock again, so that its slots stay where they
-// were on the wall clock (and EVERY_SLOT tells the truth), and the waits for
-// them are shorter by the time slept. A calendar schedule is on the wall
-// clock already.
-func (l *loop) resumed(due time.Time) time.Time {
+// resumed reports whether the system was suspended since it last looked, and
+// keeps a grid on the wall clock through it, returning slot due kept with it.
+// The monotonic clock stands still in a suspend while the wall clock goes on:
+// both are read afresh, and the grid's wall-clock times carried onto the
+// monotonic clock again, so that its slots stay where they were on the wall
+// clock (and EVERY_SLOT tells the truth), and the waits for them are shorter
+// by the time slept. A calendar schedule is on the wall clock already.
+func (l *loop) resumed(due time.Time) (time.Time, bool) {
 	s := l.cfg.Clock.Suspended()
-	if s == l.suspended || l.cfg.Calendar != nil {
-		return due
+	if s == l.suspended {
+		return due, false
 	}
-	l.suspended, l.base = s, l.cfg.Clock.Now()
+	l.suspended = s
+	if l.cfg.Calendar != nil {
+		return due, true
+	}
+	l.base = l.cfg.Clock.Now()
 	l.setGrid(l.anchor.Round(0))
-	return l.mono(due.Round(0))
+	return l.mono(due.Round(0)), true
 }
 
 // passed returns the slots to run when slots from due up to cur passed while
