@@ -178,3 +178,62 @@ func FuzzDurationString(f *testing.F) {
 		}
 	})
 }
+
+// cronSeeds are schedules for FuzzParse: the SPEC's examples, every kind of
+// field syntax, and the edges (never-firing days, leap days, zones, steps).
+var cronSeeds = []string{
+	"*/5 * * * *", "*/10 * * * * *", "0 9 * * mon-fri", "0 0 29 2 *", "0 0 30 2 *", "0 0 31 2 mon",
+	"0 0 31 4,6,9,11 *", "0 0 */30 2 mon", "0 0 29 2 */7", "5/20 1-30/10 * JAN,jul 0,7", "@hourly", "@daily",
+	"@every 90s", "@reboot", "CRON_TZ=America/New_York 30 2 * * *", "TZ=Australia/Lord_Howe 0 2 * * *",
+	"CRON_TZ= 0 0 * * *", "CRON_TZ=Mars/Olympus * * * * *", "61 * * * *", "*/0 * * * *", "5-1 * * * *",
+	"* * * *", "0 0 0 1 1 * 2026", "", "1,,2 * * * *", "1-2-3 * * * *", "*/5/5 * * * *", "-1 * * * *",
+	"99999999999999999999 * * * *", "0 0 * * 7-7", "0 0 1/100 * *", "15m", "7m", "1d",
+}
+
+// FuzzParse checks Parse on any string, aligned or not and in a zone with
+// DST: no panic, no hang, and an accepted schedule fires: its first slot
+// after 2001-01-01 is after it and within 28 years (the longest wait of a
+// real expression: "0 0 29 2 */7" is 29 February on a Sunday, 2004 then
+// 2032), and Prev finds it again.
+func FuzzParse(f *testing.F) {
+	for _, s := range cronSeeds {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		f.Fatal(err)
+	}
+	from := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string, align bool) {
+		start := time.Now()
+		sc, err := Parse(s, Options{Zone: ny, Align: align})
+		if took := time.Since(start); took > parseBound {
+			t.Fatalf("Parse(%q) took %v", s, took)
+		}
+		if err != nil {
+			if sc != nil {
+				t.Fatalf("Parse(%q) = %v with error %v", s, sc, err)
+			}
+			if msg := err.Error(); msg == "" || strings.Contains(msg, "\n") {
+				t.Fatalf("Parse(%q): error %q is not one line", s, msg)
+			}
+			return
+		}
+		start = time.Now()
+		next := sc.Next(from)
+		prev := sc.Prev(next)
+		if took := time.Since(start); took > parseBound {
+			t.Fatalf("Parse(%q): Next and Prev took %v", s, took)
+		}
+		if !next.After(from) {
+			t.Fatalf("Parse(%q).Next(%v) = %v, not after", s, from, next)
+		}
+		if next.After(from.AddDate(28, 0, 1)) {
+			t.Fatalf("Parse(%q).Next(%v) = %v: it never fires", s, from, next)
+		}
+		if !prev.Equal(next) {
+			t.Fatalf("Parse(%q).Prev(%v) = %v, want the slot itself", s, next, prev)
+		}
+	})
+}
