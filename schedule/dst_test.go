@@ -273,6 +273,10 @@ func TestDSTPrev(t *testing.T) {
 		// The second 01:30 (06:30Z, EST) is not a slot of a fixed-time job.
 		{"America/New_York", "30 1 * * *", false, "2026-11-01T06:45:00Z", "2026-11-01T05:30:00Z"},
 		{"America/New_York", "30 1 * * *", false, "2026-11-01T05:29:59Z", "2026-10-31T05:30:00Z"},
+		// 01:10 EST: the wall clock has gone back past 01:30, but its first
+		// occurrence (05:30Z) has happened.
+		{"America/New_York", "30 1 * * *", false, "2026-11-01T06:10:00Z", "2026-11-01T05:30:00Z"},
+		{"Australia/Lord_Howe", "45 1 * * *", false, "2026-04-04T15:05:00Z", "2026-04-04T14:45:00Z"},
 		// But it is one of a wildcard job.
 		{"America/New_York", "30 * * * *", false, "2026-11-01T06:45:00Z", "2026-11-01T06:30:00Z"},
 		{"America/New_York", "30 2 * * *", false, "2026-03-08T12:00:00Z", "2026-03-08T07:00:00Z"},

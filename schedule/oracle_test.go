@@ -50,12 +50,38 @@ func genExpr(r *rand.Rand, forRobfig bool) expr {
 		}
 		e.fields[i], e.sets[i], e.robfigStar[i] = genOneField(r, i, f, forRobfig)
 	}
+	if r.IntN(12) == 0 {
+		// Late days in short months: some of these never fire.
+		e.fields[3], e.sets[3] = pickList(r, []int{29, 30, 31}, nil, 1)
+		e.fields[4], e.sets[4] = pickList(r, []int{2, 4, 6, 9, 11}, genFields[4].names, 1)
+		e.robfigStar[3], e.robfigStar[4] = false, false
+	}
 	parts := e.fields[:]
 	if !six {
 		parts = parts[1:]
 	}
 	e.text = strings.Join(parts, " ")
 	return e
+}
+
+// pickList is a non-empty list drawn from vs, spelled with names (indexed
+// from min) half the time.
+func pickList(r *rand.Rand, vs []int, names []string, min int) (string, uint64) {
+	var terms []string
+	var set uint64
+	must := r.IntN(len(vs)) // one is always in
+	for i, v := range vs {
+		if i != must && r.IntN(2) == 0 {
+			continue
+		}
+		if names != nil && r.IntN(2) == 0 {
+			terms = append(terms, names[v-min])
+		} else {
+			terms = append(terms, strconv.Itoa(v))
+		}
+		set |= 1 << v
+	}
+	return strings.Join(terms, ","), set
 }
 
 func genOneField(r *rand.Rand, i int, f genField, forRobfig bool) (string, uint64, bool) {
