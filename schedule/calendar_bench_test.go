@@ -34,7 +34,7 @@ func BenchmarkNext(b *testing.B) {
 				t := start
 				for b.Loop() {
 					t = s.Next(t)
-					if t.Year() > 2200 {
+					if t.Year() > 2035 { // within the zone files' explicit transitions (later, Go parses the TZ rule on each lookup)
 						t = start
 					}
 				}
