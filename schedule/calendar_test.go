@@ -441,10 +441,7 @@ func TestProperties(t *testing.T) {
 	}
 	for _, zn := range propertyZones {
 		loc := zone(t, zn)
-		var near []time.Time
-		for _, tr := range transitions(loc, time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC)) {
-			near = append(near, tr)
-		}
+		near := transitions(loc, time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC))
 		if zn != "UTC" && zn != "Asia/Kolkata" && len(near) == 0 {
 			t.Fatalf("%s: no transitions found in 2010..2028", zn)
 		}
