@@ -385,6 +385,27 @@ func TestSparse(t *testing.T) {
 	}
 }
 
+// TestExtremeInstants checks that far instants (year 1, before the zones'
+// standard times, after their explicit transitions, year 9999) still give a
+// Next after and a Prev at or before them, quickly.
+func TestExtremeInstants(t *testing.T) {
+	ny := zone(t, "America/New_York")
+	for _, in := range []string{"*/5 * * * *", "30 2 * * *", "0 0 29 2 *", "0 0 */30 2 mon", "15m"} {
+		s := mustParse(t, in, Options{Zone: ny, Align: !strings.Contains(in, " ")})
+		for _, from := range []time.Time{{}, time.Date(1800, 1, 1, 0, 0, 0, 0, time.UTC),
+			time.Date(2200, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC)} {
+			start := time.Now()
+			next, prev := s.Next(from), s.Prev(from)
+			if took := time.Since(start); took > parseBound {
+				t.Errorf("%q at %s: Next and Prev took %v", in, fmtT(from), took)
+			}
+			if !next.After(from) || prev.After(from) {
+				t.Errorf("%q at %s: Next = %s, Prev = %s", in, fmtT(from), fmtT(next), fmtT(prev))
+			}
+		}
+	}
+}
+
 // propertyZones are the zones of the property tests: no DST, whole-hour,
 // half-hour and 30-minute DST, midnight transitions (Santiago), a skipped
 // day (Apia, 2011-12-30) and a 2-hour DST (Troll).
@@ -501,6 +522,11 @@ func checkLaws(t *testing.T, text, zn string, s Schedule, from time.Time, r *ran
 		f("Prev(Next) = %s, want Next %s", fmtT(s.Prev(next)), fmtT(next))
 	case !s.Prev(prev).Equal(prev):
 		f("Prev(Prev) = %s, want Prev %s: Prev is not a slot", fmtT(s.Prev(prev)), fmtT(prev))
+	case !s.Next(prev.Add(-1)).Equal(prev):
+		f("Next(Prev - 1ns) = %s, want Prev %s: Prev is not a slot", fmtT(s.Next(prev.Add(-1))), fmtT(prev))
+	case Count(s, prev, next.Add(1), 10) != 2 || Count(s, prev.Add(1), next, 10) != 0:
+		f("Count(Prev, Next+1ns) = %d, want 2; Count(Prev+1ns, Next) = %d, want 0 (Prev %s, Next %s)",
+			Count(s, prev, next.Add(1), 10), Count(s, prev.Add(1), next, 10), fmtT(prev), fmtT(next))
 	case !s.Prev(next.Add(-1)).Equal(prev) && !next.Add(-1).Before(prev):
 		f("Prev(Next-1ns) = %s, want Prev %s: a slot between them", fmtT(s.Prev(next.Add(-1))), fmtT(prev))
 	}
