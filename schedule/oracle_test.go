@@ -324,6 +324,28 @@ func (o *oracle) next(t time.Time, loc *time.Location, limit time.Time) time.Tim
 	return best
 }
 
+// shift is the Shift of slot u of the oracle: none for a wildcard job; for
+// a fixed-time one, Gap if u's wall time is none of its times (u ends a
+// gap), Repeat if that wall time occurs twice that day.
+func (o *oracle) shift(u time.Time, loc *time.Location) Shift {
+	if o.wildcard {
+		return NoShift
+	}
+	w := wallOf(u, loc)
+	day := time.Date(w.Year(), w.Month(), w.Day(), 0, 0, 0, 0, time.UTC)
+	if !o.day(w.Year(), w.Month(), w.Day(), w.Weekday()) || !slices.Contains(o.tods, w.Sub(day)) {
+		return Gap
+	}
+	// Another instant with the same wall time, under another offset near u.
+	for _, k := range []time.Duration{-26, -14, -2, 2, 14, 26} {
+		_, off := u.Add(k * time.Hour).In(loc).Zone()
+		if v := w.Add(-time.Duration(off) * time.Second); !v.Equal(u) && wallOf(v, loc).Equal(w) {
+			return Repeat
+		}
+	}
+	return NoShift
+}
+
 // oracleZones are zones with transitions of every kind: whole hours,
 // 30 minutes, at midnight, two hours, and a skipped day.
 var oracleZones = []string{"America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Asia/Kolkata",
@@ -386,6 +408,11 @@ func TestOracleDST(t *testing.T) {
 						t.Errorf("Parse(%q, %s).Next(%s) = %s (%s), want %s (%s)", text, zn, fmtT(from),
 							fmtT(got), got.In(loc).Format(time.RFC3339), fmtT(want), want.In(loc).Format(time.RFC3339))
 						break
+					}
+					if c, ok := s.(*Calendar); ok && !got.IsZero() {
+						if sh, want := c.Shift(got), o.shift(got, loc); sh != want {
+							t.Errorf("Parse(%q, %s).Shift(%s) = %v, want %v", text, zn, fmtT(got), sh, want)
+						}
 					}
 					compared++
 					from = got
