@@ -73,7 +73,7 @@ func Parse(s string, o Options) (Schedule, error) {
 			if name, ok := strings.CutPrefix(fields[0], prefix); ok {
 				z, err := LoadZone(name)
 				if err != nil {
-					return nil, err
+					return nil, fmt.Errorf("%s: %w", prefix, err)
 				}
 				loc, fields = z, fields[1:]
 				break
@@ -83,7 +83,7 @@ func Parse(s string, o Options) (Schedule, error) {
 	if len(fields) == 0 {
 		return nil, fmt.Errorf("empty schedule: give a duration (90s) or a cron expression (\"*/5 * * * *\")")
 	}
-	if len(fields) == 2 && fields[0] == "@every" {
+	if len(fields) == 2 && strings.EqualFold(fields[0], "@every") {
 		fields = fields[1:]
 	} else if d, ok := descriptors[strings.ToLower(fields[0])]; ok && len(fields) == 1 {
 		fields = strings.Fields(d)
@@ -98,7 +98,11 @@ func Parse(s string, o Options) (Schedule, error) {
 		if !o.Align {
 			return Grid{Anchor: time.Unix(0, 0).UTC(), Interval: d}, nil
 		}
-		return Align(d, loc)
+		c, err := Align(d, loc)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return c, nil
 	}
 	if o.Align {
 		return nil, fmt.Errorf("--align needs a duration, and %q is a cron expression: leave out --align", s)
@@ -342,16 +346,18 @@ func Period(s Schedule, t time.Time) time.Duration {
 	return s.Next(s.Next(t)).Sub(t)
 }
 
-// Count returns how many slots of s lie in [from, to), at most max.
-func Count(s Schedule, from, to time.Time, max int64) int64 {
+// Count returns how many slots of s lie in [from, to), at most limit.
+func Count(s Schedule, from, to time.Time, limit int64) int64 {
 	if g, ok := s.(Grid); ok {
-		return min(g.Between(from, to), max)
+		// Slots s with from <= s < to: those at or before to-1ns, less those
+		// at or before from-1ns.
+		return min(max(g.Index(to.Add(-1))-g.Index(from.Add(-1)), 0), limit)
 	}
 	n := int64(0)
 	if from.Before(to) && s.Prev(from).Equal(from) {
 		n++ // from is a slot
 	}
-	for t := s.Next(from); n < max && t.Before(to); t = s.Next(t) {
+	for t := s.Next(from); n < limit && t.Before(to); t = s.Next(t) {
 		n++
 	}
 	return n

@@ -238,9 +238,11 @@ func prevBit(set uint64, from int) (int, bool) {
 	return from - bits.LeadingZeros64(rest), true
 }
 
-// searchYears bounds a search for a matching civil time: an expression that
-// fires at all fires within 8 years (February 29 skips a century year).
-const searchYears = 9
+// searchYears bounds a search for a matching civil time: the Gregorian
+// calendar repeats every 400 years, dates and weekdays alike, so an
+// expression that fires at all fires within them (February 29 on a Sunday
+// can be 40 years apart).
+const searchYears = 400
 
 // next returns the earliest matching civil time at or after w (a wall-clock
 // reading, held as a UTC time).
