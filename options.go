@@ -303,6 +303,9 @@ func (o *options) schedule(given string) (schedule.Schedule, string, error) {
 		opts.Zone = loc
 	}
 	s, err := schedule.Parse(given, opts)
+	if _, isGrid := s.(schedule.Grid); isGrid {
+		text = given // --tz moves no slot of a plain duration: not part of its grid
+	}
 	switch {
 	case err == nil:
 	case opts.Align:

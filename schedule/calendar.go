@@ -71,9 +71,12 @@ func Parse(s string, o Options) (Schedule, error) {
 	if len(fields) > 0 {
 		for _, prefix := range []string{"CRON_TZ=", "TZ="} {
 			if name, ok := strings.CutPrefix(fields[0], prefix); ok {
+				if name == "" {
+					return nil, fmt.Errorf("%s names no zone: write one such as %sEurope/Berlin or %sUTC", prefix, prefix, prefix)
+				}
 				z, err := LoadZone(name)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %w", prefix, err)
+					return nil, err
 				}
 				loc, fields = z, fields[1:]
 				break
@@ -100,7 +103,7 @@ func Parse(s string, o Options) (Schedule, error) {
 		}
 		c, err := Align(d, loc)
 		if err != nil {
-			return nil, err // not a typed nil in the interface
+			return nil, fmt.Errorf("--align: %s does not divide 24h; %s", fields[0], alignHint)
 		}
 		return c, nil
 	}
@@ -118,11 +121,13 @@ func Parse(s string, o Options) (Schedule, error) {
 	return &Calendar{set: set, loc: loc, wildcard: wildcard, text: text}, nil
 }
 
+const alignHint = "pick one that does (250ms, 90s, 15m, 1h, 6h, 1d) or leave out --align"
+
 // Align returns the schedule of --align: the instants whose local wall time
 // in loc is a whole multiple of d since local midnight. d must divide 24h.
 func Align(d time.Duration, loc *time.Location) (*Calendar, error) {
 	if d <= 0 || 24*time.Hour%d != 0 {
-		return nil, fmt.Errorf("--align: %v does not divide 24h; pick one that does (250ms, 90s, 15m, 1h, 6h, 1d) or leave out --align", d)
+		return nil, fmt.Errorf("--align: %v does not divide 24h; %s", d, alignHint)
 	}
 	text := d.String() + " --align"
 	if loc != time.Local {
