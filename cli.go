@@ -86,8 +86,9 @@ func parse(args []string, stdout, stderr io.Writer) (request, error) {
 		app := newApp("every status", "list the jobs of a state directory or a fleet's Redis",
 			"every status [--state-dir DIR | --store URL] [--json] [NAME...]", statusFlags, stdout, stderr,
 			func(c *cli.Context) error {
-				req.status = &statusSettings{stateDir: c.String("state-dir"), store: c.String("store"), json: c.Bool("json"), names: inv.names}
-				return nil
+				ss, err := statusConfig(c, inv)
+				req.status = &ss
+				return err
 			})
 		app.HideVersion = true
 		return req, app.Run(append(append([]string{"every status"}, inv.opts...), "--"))

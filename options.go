@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -62,6 +63,18 @@ var runFlags = []cli.Flag{
 	stringFlag("lock-wait", "0", "wait up to `D` for a busy lock, then skip the slot"),
 	stringFlag("store", "", "keep lock and state in Redis for a fleet: `URL` redis://[user:pass@]host:port/db[?prefix=every:], or rediss://"),
 	stringFlag("lock-ttl", "30s", "with --store, the lock outlives a holder that stops renewing it by `D`"),
+	stringFlag("retry-on", "", "retry only failed attempts in `CODES`: exit codes, ranges, timeout, signal (75,100-110,timeout)"),
+	stringFlag("no-retry-on", "", "never retry failed attempts in `CODES`, as --retry-on lists them"),
+	stringFlag("output-tail", "10000", "keep the last `N` bytes of a run's output for --quiet-success, --ping and hooks"),
+	boolFlag("quiet-success", "print a run's output only if it failed, as chronic(1) does (implies -q)"),
+	stringFlag("on-failure", "", "after a failed run, run `CMD` with sh -c"),
+	stringFlag("on-success", "", "after a successful run, run `CMD` with sh -c"),
+	stringFlag("on-recover", "", "after the first success that follows failures, run `CMD` with sh -c"),
+	stringFlag("hook-timeout", "30s", "stop a hook after `D`, as --timeout stops an attempt"),
+	stringFlag("ping", "", "ping `URL` at each run's start and end, by the healthchecks.io protocol"),
+	stringFlag("ping-timeout", "5s", "give a ping `D` to answer"),
+	stringFlag("ping-fail-after", "1", "ping a failure only once `N` runs in a row failed; before, /log"),
+	stringFlag("metrics-file", "", "write Prometheus metrics to `PATH`, for node_exporter's textfile collector"),
 	stringFlag("log-format", "text", "log as `FORMAT`: text (logfmt) or json"),
 	stringFlag("log-level", "info", "log `LEVEL`: debug, info, warn or error"),
 	boolFlag("quiet", "log warnings and errors only (--log-level warn)", "q"),
@@ -95,6 +108,10 @@ var statusFlags = []cli.Flag{
 	stringFlag("state-dir", "", "list the jobs of `DIR` (default: as for running)"),
 	stringFlag("store", "", "list the jobs of the Redis at `URL`, as --store of a run"),
 	boolFlag("json", "print a JSON array"),
+	stringFlag("max-age", "", "exit 1 unless each job succeeded within `D` and has an every alive (a liveness probe)"),
+	stringFlag("warn-age", "", "with --nagios: WARNING when a job's last success is older than `D`"),
+	boolFlag("allow-inactive", "with --max-age: a job with no every alive may pass"),
+	boolFlag("nagios", "print one monitoring-plugins line; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN"),
 }
 
 // nextFlags are the options of every next.
@@ -215,6 +232,11 @@ type settings struct {
 	statePath       string // --state as given
 	lockPath        string // --lock as given
 	noState, noLock bool
+
+	ping          *url.URL // --ping; nil: none
+	pingTimeout   time.Duration
+	pingFailAfter int
+	metricsFile   string // --metrics-file; empty: none
 }
 
 // minLockTTL is the shortest --lock-ttl: renewals go every third of it.
@@ -229,30 +251,39 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) 
 		return settings{}, err
 	}
 	cfg := runner.Config{
-		Command:     inv.command,
-		Schedule:    text,
-		Jitter:      o.duration("jitter"),
-		Delay:       o.duration("delay"),
-		Retries:     o.count("retries"),
-		Backoff:     o.duration("backoff"),
-		BackoffMax:  o.duration("backoff-max"),
-		MaxFailures: o.count("max-failures"),
-		MaxRuns:     o.count("max-runs"),
-		Timeout:     o.duration("timeout"),
-		Signal:      o.signal("signal"),
-		KillAfter:   o.duration("kill-after"),
-		Stdin:       c.Bool("stdin"),
-		CatchUpMax:  o.count("catch-up-max"),
-		LockWait:    o.duration("lock-wait"),
+		Command:      inv.command,
+		Schedule:     text,
+		Jitter:       o.duration("jitter"),
+		Delay:        o.duration("delay"),
+		Retries:      o.count("retries"),
+		Backoff:      o.duration("backoff"),
+		BackoffMax:   o.duration("backoff-max"),
+		MaxFailures:  o.count("max-failures"),
+		MaxRuns:      o.count("max-runs"),
+		Timeout:      o.duration("timeout"),
+		Signal:       o.signal("signal"),
+		KillAfter:    o.duration("kill-after"),
+		Stdin:        c.Bool("stdin"),
+		CatchUpMax:   o.count("catch-up-max"),
+		LockWait:     o.duration("lock-wait"),
+		RetryOn:      runner.RetryPolicy{On: o.codes("retry-on"), Not: o.codes("no-retry-on")},
+		OutputTail:   o.count("output-tail"),
+		QuietSuccess: c.Bool("quiet-success"),
+		Hooks: runner.Hooks{OnFailure: c.String("on-failure"), OnSuccess: c.String("on-success"),
+			OnRecover: c.String("on-recover"), Timeout: o.duration("hook-timeout")},
 	}
 	st := settings{
-		lockTTL:   o.duration("lock-ttl"),
-		store:     c.String("store"),
-		stateDir:  c.String("state-dir"),
-		statePath: c.String("state"),
-		lockPath:  c.String("lock"),
-		noState:   c.Bool("no-state"),
-		noLock:    c.Bool("no-lock"),
+		lockTTL:       o.duration("lock-ttl"),
+		store:         c.String("store"),
+		stateDir:      c.String("state-dir"),
+		statePath:     c.String("state"),
+		lockPath:      c.String("lock"),
+		noState:       c.Bool("no-state"),
+		noLock:        c.Bool("no-lock"),
+		ping:          o.pingURL("ping"),
+		pingTimeout:   o.duration("ping-timeout"),
+		pingFailAfter: o.count("ping-fail-after"),
+		metricsFile:   c.String("metrics-file"),
 	}
 	policy := o.oneOf("catch-up", "once", "none", "all")
 	cfg.CatchUp, _ = runner.ParseCatchUp(policy)
@@ -268,6 +299,14 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) 
 		return st, usagef("bad %s %q: must be shorter than the %v between two slots of %q; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), gap(sched), inv.schedule)
 	case st.lockTTL < minLockTTL:
 		return st, usagef("bad %s %q: give a duration of at least 100ms, such as 30s", o.label("lock-ttl"), o.get("lock-ttl"))
+	case cfg.OutputTail < 1:
+		return st, usagef("bad %s %q: keep at least 1 byte of output, such as 10000", o.label("output-tail"), o.get("output-tail"))
+	case cfg.Hooks.Timeout <= 0:
+		return st, usagef("bad %s %q: give a hook time to run, such as 30s", o.label("hook-timeout"), o.get("hook-timeout"))
+	case st.pingTimeout <= 0:
+		return st, usagef("bad %s %q: give a ping time to answer, such as 5s", o.label("ping-timeout"), o.get("ping-timeout"))
+	case st.pingFailAfter < 1:
+		return st, usagef("bad %s %q: give 1 or more runs", o.label("ping-fail-after"), o.get("ping-fail-after"))
 	case st.statePath != "" && st.statePath == st.lockPath:
 		return st, usagef("bad --state and --lock %q: they may not name the same file; give each its own", st.statePath)
 	}
@@ -282,9 +321,41 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) 
 	} else if err := checkName(cfg.Name); err != nil {
 		return st, err
 	}
-	cfg.Logger = newLogger(stderr, format, level, c.Bool("quiet")).With("job", cfg.Name)
+	cfg.Logger = newLogger(stderr, format, level, c.Bool("quiet") || cfg.QuietSuccess).With("job", cfg.Name)
 	st.cfg = cfg
 	return st, nil
+}
+
+// codes parses a list of failures (--retry-on); nil when not given.
+func (o *options) codes(name string) *runner.Codes {
+	s := o.get(name)
+	if s == "" || o.err != nil {
+		return nil
+	}
+	c, err := runner.ParseCodes(s)
+	if err != nil {
+		o.err = usagef("bad %s: %v", o.label(name), err)
+	}
+	return &c
+}
+
+// pingURL parses --ping: an http or https URL with a host. The message of a
+// bad one shows no more of it than its scheme and host: its path is a secret.
+func (o *options) pingURL(name string) *url.URL {
+	s := o.get(name)
+	if s == "" || o.err != nil {
+		return nil
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		o.err = usagef("bad %s: not a URL; give one such as https://hc-ping.com/UUID", o.label(name))
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Opaque != "":
+		o.err = usagef("bad %s: give an http or https URL with a host, such as https://hc-ping.com/UUID (got scheme %q, host %q)", o.label(name), u.Scheme, u.Host)
+	case u.User != nil:
+		o.err = usagef("bad %s: no user or password in the URL, please; the service takes the key in its path", o.label(name))
+	}
+	return u
 }
 
 // schedule parses the schedule with --align and --tz, and returns it with its

@@ -14,6 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/everycli/every/internal/pid"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/schedule"
@@ -41,6 +43,36 @@ type statusSettings struct {
 	stateDir, store string
 	json            bool
 	names           []string
+	maxAge, warnAge time.Duration // --max-age, --warn-age; 0: not given
+	allowInactive   bool
+	nagios          bool
+}
+
+// statusConfig checks every status's command line.
+func statusConfig(c *cli.Context, inv invocation) (statusSettings, error) {
+	o := &options{c: c, given: map[string]bool{}}
+	ss := statusSettings{stateDir: c.String("state-dir"), store: c.String("store"), json: c.Bool("json"), names: inv.names,
+		allowInactive: c.Bool("allow-inactive"), nagios: c.Bool("nagios")}
+	for _, d := range []struct {
+		name string
+		to   *time.Duration
+	}{{"max-age", &ss.maxAge}, {"warn-age", &ss.warnAge}} {
+		if o.get(d.name) == "" {
+			continue
+		}
+		if *d.to = o.duration(d.name); o.err == nil && *d.to == 0 {
+			o.err = usagef("bad %s %q: give an age such as 1h", o.label(d.name), o.get(d.name))
+		}
+	}
+	switch {
+	case o.err != nil:
+		return ss, o.err
+	case ss.nagios && ss.maxAge == 0:
+		return ss, usagef("--nagios needs --max-age, the age that is CRITICAL (and --warn-age, WARNING)")
+	case ss.warnAge > 0 && ss.maxAge > 0 && ss.warnAge > ss.maxAge:
+		return ss, usagef("bad --warn-age %v: longer than --max-age %v; the warning comes first", ss.warnAge, ss.maxAge)
+	}
+	return ss, nil
 }
 
 // status is every status: the jobs of a state directory or of a fleet's

@@ -19,7 +19,7 @@ func (l *loop) attempts(ctx context.Context, slot time.Time, lease lock.Lease) (
 	for attempts = 1; ; attempts++ {
 		res, stop = l.attempt(ctx, slot, attempts, lease)
 		// Without the lock there is no retry: another holder may run now.
-		if res.Outcome == Success || res.Outcome == LostLock || stop != nil || attempts > l.cfg.Retries {
+		if res.Outcome == Success || res.Outcome == LostLock || stop != nil || attempts > l.cfg.Retries || !l.cfg.RetryOn.Retries(res) {
 			return res, attempts, stop
 		}
 		wait := WithJitter(Backoff(l.cfg.Backoff, l.cfg.BackoffMax, attempts), l.cfg.Rand())
@@ -83,6 +83,8 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 		Signals:   forward,
 		Kill:      lease.Expiring(),
 		Logger:    l.log,
+		Output:    l.tail,
+		Hold:      l.cfg.QuietSuccess,
 	}
 	late := time.Since(slot)
 	l.log.Info("run started", "event", "start", "slot", slot.Round(0).UTC(), "attempt", k, "late_ms", float64(late.Microseconds())/1000)

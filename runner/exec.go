@@ -28,6 +28,12 @@ type Attempt struct {
 	// expire, and the command must be dead before another holder can start.
 	Kill   <-chan struct{}
 	Logger *slog.Logger
+	// Output, when set, takes the command's stdout and stderr through pipes:
+	// each read is kept in it and, unless Hold, written on at once to
+	// every's own stdout or stderr. Without it the command writes to every's
+	// descriptors themselves.
+	Output *Tail
+	Hold   bool
 }
 
 // ExecFunc runs one attempt to its end. When ctx ends, the attempt is stopped as

@@ -31,6 +31,7 @@ type Config struct {
 	Delay  time.Duration // wait before the first slot of a fresh start
 
 	Retries     int
+	RetryOn     RetryPolicy // which failed attempts are retried
 	Backoff     time.Duration
 	BackoffMax  time.Duration
 	MaxFailures int // consecutive failed runs before the loop ends; 0: never
@@ -42,6 +43,15 @@ type Config struct {
 
 	Stdin bool     // pass every's stdin on instead of /dev/null
 	Env   []string // the environment the child inherits
+
+	// OutputTail is how many bytes of the command's output a run keeps when
+	// a feature needs them (QuietSuccess, Hooks, an Observer that asks for
+	// them); then stdout and stderr go through pipes. Otherwise the command
+	// writes to every's own descriptors.
+	OutputTail   int
+	QuietSuccess bool     // hold a run's output; print it only if the run failed
+	Hooks        Hooks    // commands run after a run, by its result
+	Observer     Observer // told of each run's start and end (pings, metrics); nil: none
 
 	CatchUp    CatchUp // what to do at start with slots missed while nothing ran
 	CatchUpMax int     // the most slots CatchUpAll runs
@@ -110,6 +120,8 @@ type loop struct {
 	// runAsked says a SIGUSR1 came while the loop was busy with the store
 	// and no run followed: the idle wait runs one at once.
 	runAsked bool
+	// tail keeps the running run's output, when a feature needs it.
+	tail *Tail
 }
 
 // startLoadBound is how long the start-up read of the record may take.
@@ -155,6 +167,10 @@ func Loop(ctx context.Context, cfg Config) Exit {
 		queue = queue[1:]
 		out := l.runSlot(ctx, slot, due, manual, len(queue) > 0)
 		due = out.next
+		if out.hooks != nil && out.stop == nil && ctx.Err() == nil {
+			// After the lock is released: a hook is no part of the run.
+			out.stop = l.hooks(ctx, *out.hooks)
+		}
 		switch {
 		case out.stop != nil || ctx.Err() != nil:
 			return Exit{Reason: Stopped, Signal: out.stop, Last: out.res}
@@ -193,6 +209,9 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, sto
 		l.rec = *rec
 	}
 	l.setGrid(plan.Anchor)
+	if o := l.cfg.Observer; o != nil {
+		o.Began(l.rec, plan.Due)
+	}
 	policy := l.cfg.CatchUp.String()
 	switch {
 	case plan.Missed > 0:

@@ -7,6 +7,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -25,6 +26,7 @@ type outcome struct {
 	res         Result    // the run's result, if it ran
 	next        time.Time // the slot to wait for next
 	stop        os.Signal // a stop signal that came meanwhile
+	hooks       *hookRun  // the hooks the run calls for, run after the lock is released
 }
 
 // stopBy records a stop signal that came, unless one came before.
@@ -48,7 +50,7 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	if stop == nil && err != nil {
 		out.unavailable = true
 		out.next = l.notPast(out.next)
-		l.lockFailed(err)
+		l.skipped(l.lockFailed(err), 1, out.next)
 	}
 	if out.stop = stop; stop != nil || err != nil {
 		return out
@@ -82,6 +84,13 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 	l.rec = markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule,
 		Anchor: l.anchor, Slot: booked, At: now, Host: l.cfg.Host, PID: l.cfg.PID})
 	started, startErr := l.saveStart(ctx)
+	l.tail = nil
+	if l.cfg.QuietSuccess || l.cfg.Hooks.any() || l.cfg.Observer != nil && l.cfg.Observer.WantsOutput() {
+		l.tail = NewTail(l.cfg.OutputTail)
+	}
+	if o := l.cfg.Observer; o != nil {
+		o.Started(Run{Slot: slot, Start: now, Late: now.Sub(slot), Record: l.rec, Next: out.next})
+	}
 	res, attempts, stop := l.attempts(ctx, slot, lease)
 	end := l.cfg.Clock.Now()
 	l.ran++
@@ -95,6 +104,7 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 		l.saved(*startErr)
 	}
 	out.next = l.overran(out.next, end, catchingUp)
+	failedBefore := l.rec.ConsecutiveFailures
 	l.rec = markEnd(l.rec, res, attempts, end)
 	if res.Outcome == Success {
 		l.failures = 0
@@ -105,6 +115,32 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 		out.stopBy(l.save(ctx, l.rec, out.stop != nil))
 	}
 	l.logFinish(res, attempts, end.Sub(now))
+	l.told(slot, now, end, res, attempts, lease, failedBefore, out)
+}
+
+// told tells of a run's end: its held output printed if it failed
+// (--quiet-success), the observer, and the hooks it calls for.
+func (l *loop) told(slot, start, end time.Time, res Result, attempts int, lease lock.Lease, failedBefore int, out *outcome) {
+	var output []byte
+	var dropped int64
+	if l.tail != nil {
+		output, dropped = l.tail.Bytes(), l.tail.Dropped()
+	}
+	if l.cfg.QuietSuccess && res.Outcome != Success && l.tail != nil {
+		if dropped > 0 {
+			fmt.Fprintf(os.Stderr, "every: [%d earlier bytes of output not kept; --output-tail %d]\n", dropped, l.cfg.OutputTail)
+		}
+		l.tail.Replay(os.Stdout, os.Stderr)
+	}
+	if o := l.cfg.Observer; o != nil {
+		o.Finished(Run{Slot: slot, Start: start, Late: start.Sub(slot), End: end, Result: res, Attempts: attempts,
+			Record: l.rec, Next: out.next, Output: output, Dropped: dropped})
+	}
+	if l.cfg.Hooks.any() {
+		out.hooks = &hookRun{env: l.env(slot, attempts, lease.Token()), res: res, attempts: attempts, duration: end.Sub(start),
+			failures: l.rec.ConsecutiveFailures, recovered: res.Outcome == Success && failedBefore > 0,
+			output: output, outputKept: l.tail != nil}
+	}
 }
 
 // saveStart writes the start of the run while the command starts, off the
@@ -125,9 +161,9 @@ func (l *loop) saveStart(ctx context.Context) (started chan struct{}, err *error
 	return started, err
 }
 
-// lockFailed logs why the lock could not be taken. The holder of a busy file
-// lock is looked up in the record.
-func (l *loop) lockFailed(err error) {
+// lockFailed logs why the lock could not be taken, and returns it as a skip
+// reason. The holder of a busy file lock is looked up in the record.
+func (l *loop) lockFailed(err error) (reason string) {
 	var busy *lock.BusyError
 	switch {
 	case errors.As(err, &busy):
@@ -140,10 +176,20 @@ func (l *loop) lockFailed(err error) {
 		}
 		l.repeated(&l.outages.locked, "busy", 1, slog.LevelInfo, "lock busy, skipping the slot", "event", "skip", "reason", "locked",
 			"holder_pid", h.PID, "holder_host", h.Host)
+		return "locked"
 	case errors.Is(err, lock.ErrStore):
 		l.repeated(&l.outages.store, "store", 1, slog.LevelError, "store unreachable, skipping the slot", "event", "skip", "reason", "store", "error", err.Error())
+		return "store"
 	default:
 		l.repeated(&l.outages.lockErr, "lock", 1, slog.LevelError, "cannot take the lock, skipping the slot", "event", "lock_error", "error", err.Error())
+		return "lock"
+	}
+}
+
+// skipped tells the observer of skipped slots.
+func (l *loop) skipped(reason string, count int, next time.Time) {
+	if o := l.cfg.Observer; o != nil {
+		o.Skipped(reason, count, next)
 	}
 }
 
@@ -168,6 +214,7 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 		out.next = l.notPast(out.next)
 		l.repeated(&l.outages.stateRead, "read", 1, slog.LevelError, "cannot read state, skipping the slot", "event", "skip", "reason", "state",
 			"state", l.cfg.Store.Where(), "error", err.Error())
+		l.skipped("state", 1, out.next)
 		return slot, true
 	}
 	l.ended(&l.outages.stateRead, true, "state readable again", "event", "skip", "reason", "state")
@@ -194,6 +241,7 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 			l.log.Debug("slot already run", "event", "skip", "reason", "done", "count", 1, "slot", slot.Round(0).UTC())
 			l.rec = *rec
 			out.next = l.notPast(out.next)
+			l.skipped("done", 1, out.next)
 			return slot, true
 		}
 	}
@@ -218,6 +266,7 @@ func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
 	l.rec.Skipped += int(skipped)
 	l.repeated(&l.outages.overrun, "overrun", int(skipped), slog.LevelWarn, "run overran its slots", "event", "skip", "reason", "overrun",
 		"next", after.Round(0).UTC())
+	l.skipped("overrun", int(skipped), after)
 	return after
 }
 
