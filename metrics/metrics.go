@@ -178,7 +178,7 @@ func (f *File) throttled() {
 	if f.closed || !f.dirty {
 		return
 	}
-	wait := f.lastWrite.Add(skipEvery).Sub(time.Now())
+	wait := time.Until(f.lastWrite.Add(skipEvery))
 	if wait <= 0 {
 		f.write()
 		return
