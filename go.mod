@@ -3,6 +3,7 @@ module github.com/everycli/every
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/rogpeppe/go-internal v1.16.0
