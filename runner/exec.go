@@ -51,16 +51,29 @@ const escapeeTick = 20 * time.Millisecond
 // leaves the group (setsid, a double fork) is re-parented to every, a child
 // subreaper, and gets the same signals as the group: Exec returns once the
 // command's whole tree is dead and reaped, as far as every can reach it.
+// With a.Output, the command's stdout and stderr are pipes that every drains
+// to their end before Exec returns (output.go); without it, the command
+// writes to every's own descriptors: a terminal stays a terminal.
 func Exec(ctx context.Context, a Attempt) Result {
 	procs.enable()
 	cmd := exec.Command(a.Argv[0], a.Argv[1:]...)
 	cmd.Env = a.Env
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr // *os.File: passed straight through, no copying
+	var out *output
+	if a.Output != nil {
+		var err error
+		if out, err = pipeOutput(cmd, a.Output, a.Hold, a.Logger); err != nil {
+			return Result{Outcome: Failure, ExitCode: StartErrorCode(err), Err: err}
+		}
+	}
 	if a.Stdin {
 		cmd.Stdin = os.Stdin
 	}
 	cmd.SysProcAttr = sysProcAttr()
 	esc, err := procs.start(cmd)
+	if out != nil {
+		out.start(err == nil)
+	}
 	if err != nil {
 		return Result{Outcome: Failure, ExitCode: StartErrorCode(err), Err: err}
 	}
@@ -83,7 +96,13 @@ func Exec(ctx context.Context, a Attempt) Result {
 	}()
 
 	sv := &supervisor{a: a, cmd: cmd, pgid: pgid, esc: esc, outcome: Success}
-	return sv.supervise(ctx, waited)
+	res := sv.supervise(ctx, waited)
+	if out != nil {
+		// The tree is dead and swept: the pipes' ends come at once, but for
+		// what is still in them.
+		out.wait()
+	}
+	return res
 }
 
 // supervisor watches one running attempt: it passes signals on, stops the

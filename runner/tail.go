@@ -27,6 +27,9 @@ func NewTail(max int) *Tail { return &Tail{max: max} }
 // Write keeps p, written to stderr or to stdout, dropping the oldest bytes
 // beyond the tail's size.
 func (t *Tail) Write(stderr bool, p []byte) {
+	if len(p) == 0 {
+		return // no empty chunk between two of the other stream
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(p) > t.max {
