@@ -6,6 +6,7 @@ package runner
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"strconv"
 	"syscall"
@@ -23,7 +24,13 @@ func (l *loop) attempts(ctx context.Context, slot time.Time, lease lock.Lease) (
 			return res, attempts, stop
 		}
 		wait := WithJitter(Backoff(l.cfg.Backoff, l.cfg.BackoffMax, attempts), l.cfg.Rand())
-		l.log.Warn("attempt failed, retrying", "event", "retry", "attempt", attempts, "wait_ms", wait.Milliseconds(), "error", describe(res))
+		level := slog.LevelWarn
+		if l.cfg.QuietSuccess {
+			// A run that succeeds on its retry must print nothing at all;
+			// one that fails has its finish line at warn.
+			level = slog.LevelInfo
+		}
+		l.log.Log(ctx, level, "attempt failed, retrying", "event", "retry", "attempt", attempts, "wait_ms", wait.Milliseconds(), "error", describe(res))
 		if stop = l.sleep(ctx, wait); stop != nil {
 			return res, attempts, stop
 		}
