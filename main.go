@@ -105,6 +105,13 @@ func start(st settings, stderr io.Writer) (int, os.Signal) {
 		return exitCantCreate, nil
 	}
 
+	flush, err := observers(st, cfg)
+	if err != nil {
+		report(stderr, err)
+		return exitCantCreate, nil
+	}
+	defer flush()
+
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	cfg.Signals = signals
