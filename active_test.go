@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -207,4 +208,63 @@ func readFileString(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func TestShort(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		12 * time.Second:                                   "12s",
+		2*time.Hour + 3*time.Minute:                        "2h3m",
+		2*time.Hour + 3*time.Minute + 400*time.Millisecond: "2h3m",
+		time.Hour:                 "1h",
+		90 * time.Minute:          "1h30m",
+		10 * time.Minute:          "10m",
+		time.Hour + 5*time.Second: "1h0m5s",
+		250 * time.Millisecond:    "250ms",
+	} {
+		if got := short(d); got != want {
+			t.Errorf("short(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestJudge(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
+	probe := statusSettings{maxAge: time.Hour}
+	nagios := statusSettings{maxAge: time.Hour, warnAge: 30 * time.Minute, nagios: true}
+	lenient := statusSettings{maxAge: time.Hour, allowInactive: true}
+	for _, tc := range []struct {
+		name string
+		j    jobStatus
+		ss   statusSettings
+		want health
+		why  string
+	}{
+		{"fresh and active", jobStatus{LastSuccess: ago(time.Minute), Active: true}, probe, healthy, ""},
+		{"exactly max-age", jobStatus{LastSuccess: ago(time.Hour), Active: true}, probe, healthy, ""},
+		{"just older", jobStatus{LastSuccess: ago(time.Hour + time.Second), Active: true}, probe, critical,
+			"last success 1h0m1s ago, older than 1h"},
+		{"older by less than shows", jobStatus{LastSuccess: ago(time.Hour + 300*time.Millisecond), Active: true}, probe, critical,
+			"last success 1h0m0.3s ago, older than 1h"},
+		{"never", jobStatus{Active: true}, probe, critical, "never succeeded"},
+		{"inactive", jobStatus{LastSuccess: ago(time.Minute)}, probe, critical, "no every running for it"},
+		{"inactive allowed", jobStatus{LastSuccess: ago(time.Minute)}, lenient, healthy, ""},
+		{"old and inactive", jobStatus{LastSuccess: ago(2 * time.Hour)}, probe, critical,
+			"last success 2h ago, older than 1h; no every running for it"},
+		{"failing within max-age passes the probe", jobStatus{LastSuccess: ago(time.Minute), Active: true, LastResult: "failure", LastExitCode: 3}, probe, healthy, ""},
+		{"failing is critical for nagios", jobStatus{LastSuccess: ago(time.Minute), Active: true, LastResult: "failure", LastExitCode: 3}, nagios, critical,
+			"last run failure (3)"},
+		{"warn-age", jobStatus{LastSuccess: ago(45 * time.Minute), Active: true, LastResult: "success"}, nagios, warning,
+			"last success 45m ago, older than 30m"},
+		{"warn-age and inactive", jobStatus{LastSuccess: ago(45 * time.Minute), LastResult: "success"}, nagios, critical,
+			"last success 45m ago, older than 30m; no every running for it"},
+		{"a success in the future is fresh", jobStatus{LastSuccess: ago(-time.Minute), Active: true}, probe, healthy, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, why := judge(tc.j, tc.ss, now)
+			if h != tc.want || strings.Join(why, "; ") != tc.why {
+				t.Errorf("judge = %v %q, want %v %q", h, strings.Join(why, "; "), tc.want, tc.why)
+			}
+		})
+	}
 }
