@@ -181,6 +181,14 @@ func jobFiles(st settings, cfg *runner.Config) error {
 		}
 		cfg.Lock = lock.File{Path: lockPath}
 	}
+	if statePath != "" {
+		// Held until every exits, however it exits: every status's ACTIVE
+		// (active.go). Last, once nothing here can fail. A marker that cannot
+		// be held costs the job nothing but that column: said, not fatal.
+		if err := holdActive(markerPath(statePath)); err != nil {
+			cfg.Logger.Warn("cannot mark the job active: every status will show it inactive", "event", "state_error", "error", err)
+		}
+	}
 	return nil
 }
 

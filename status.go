@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -31,8 +32,10 @@ type jobStatus struct {
 	LastResult          string     `json:"last_result"`
 	LastExitCode        int        `json:"last_exit_code"`
 	DurationMS          *int64     `json:"duration_ms"`
-	NextSlot            *time.Time `json:"next_slot"`
+	NextSlot            *time.Time `json:"next_slot,omitempty"` // only when active
+	LastSuccess         *time.Time `json:"last_success"`
 	ConsecutiveFailures int        `json:"consecutive_failures"`
+	Active              bool       `json:"active"` // an every for the job is alive
 	Running             bool       `json:"running"`
 	PID                 int        `json:"pid,omitempty"`
 	Host                string     `json:"host,omitempty"`
@@ -69,6 +72,12 @@ func statusConfig(c *cli.Context, inv invocation) (statusSettings, error) {
 		return ss, o.err
 	case ss.nagios && ss.maxAge == 0:
 		return ss, usagef("--nagios needs --max-age, the age that is CRITICAL (and --warn-age, WARNING)")
+	case ss.warnAge > 0 && !ss.nagios:
+		return ss, usagef("--warn-age is for --nagios (its WARNING); --max-age alone passes or fails")
+	case ss.allowInactive && ss.maxAge == 0:
+		return ss, usagef("--allow-inactive is for --max-age: give the age too, as in --max-age 2h --allow-inactive")
+	case ss.json && ss.maxAge > 0:
+		return ss, usagef("--json and --max-age: choose one; --max-age prints a line per stale job, --json the listing")
 	case ss.warnAge > 0 && ss.maxAge > 0 && ss.warnAge > ss.maxAge:
 		return ss, usagef("bad --warn-age %v: longer than --max-age %v; the warning comes first", ss.warnAge, ss.maxAge)
 	}
@@ -77,36 +86,107 @@ func statusConfig(c *cli.Context, inv invocation) (statusSettings, error) {
 
 // status is every status: the jobs of a state directory or of a fleet's
 // Redis, one line each. It exits 1 when any listed job's last run did not
-// succeed, or a job cannot be read.
+// succeed, or a job cannot be read. With --max-age it is a liveness check
+// instead (maxAgeCheck), and with --nagios a monitoring plugin (nagiosCheck).
 func status(ss statusSettings, stdout, stderr io.Writer) int {
-	names := ss.names
+	now := time.Now()
+	l, err := list(ss, now)
+	if err != nil {
+		report(stderr, err)
+		if ss.nagios {
+			fmt.Fprintf(stdout, "EVERY UNKNOWN: %v\n", err)
+			return int(unknown)
+		}
+		return exitUsage
+	}
+	for _, p := range l.problems {
+		report(stderr, p.err)
+	}
+	switch {
+	case ss.nagios:
+		return nagiosCheck(l, ss, now, stdout)
+	case ss.maxAge > 0:
+		return maxAgeCheck(l, ss, now, stdout)
+	}
+	code := 0
+	if len(l.problems) > 0 {
+		code = 1
+	}
+	for _, j := range l.jobs {
+		if j.LastResult != "" && j.LastResult != string(runner.Success) {
+			code = 1
+		}
+	}
+	if ss.json {
+		b, _ := json.MarshalIndent(l.jobs, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
+		return code
+	}
+	if len(l.jobs) == 0 {
+		if code == 0 {
+			fmt.Fprintf(stdout, "no jobs in %s\n", l.where)
+		}
+		return code
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSCHEDULE\tLAST RUN\tRESULT\tDURATION\tNEXT\tFAILURES\tACTIVE\tRUNNING")
+	for _, j := range l.jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", j.Name, j.Schedule, lastRunText(j, now),
+			resultText(j), durationText(j), nextText(j, now), j.ConsecutiveFailures, yesNo(j.Active), runningText(j, l.host))
+	}
+	tw.Flush()
+	return code
+}
+
+// listing is what every status found: the jobs it could read, and the
+// problems it met on the way, each an error line and exit 1 (or UNKNOWN).
+type listing struct {
+	where    string // the state directory or the Redis server, for messages
+	host     string // this host's name
+	jobs     []jobStatus
+	problems []problem
+}
+
+// problem is a job every status could not tell about: a name with no state,
+// a record that cannot be read or used, an active marker that cannot be
+// probed; or, with no name, the whole listing (no state directory).
+type problem struct {
+	name string // "" for the listing as a whole
+	what string // a few words for --max-age's line: "no state"
+	err  error  // the full error line
+}
+
+// list reads the jobs of the state directory or the fleet's Redis, or the
+// named ones. Its error is a usage error (a bad --store URL); what it
+// cannot read is among its problems.
+func list(ss statusSettings, now time.Time) (listing, error) {
+	var l listing
+	l.host, _ = os.Hostname()
 	var (
-		dir     string
 		records []*state.Record
-		code    int
+		active  func(*state.Record) (bool, error)
 	)
 	if raw := ss.store; raw != "" {
 		f, err := openFleet(raw)
 		if err != nil {
-			report(stderr, err)
-			return exitUsage
+			return l, err
 		}
-		dir = f.server
-		if records, code, err = fleetRecords(f, names, stderr); err != nil {
-			report(stderr, fmt.Errorf("cannot list jobs in redis at %s: %v", f.server, err))
-			return 1
+		l.where = f.server
+		if records, l.problems, err = fleetRecords(f, ss.names); err != nil {
+			l.problems = append(l.problems, problem{err: fmt.Errorf("cannot list jobs in redis at %s: %v", f.server, err)})
 		}
+		active = func(rec *state.Record) (bool, error) { return fleetActive(f, rec.Name) }
 	} else {
-		var err error
-		if dir, err = stateDir(ss.stateDir); err != nil {
-			report(stderr, err)
-			return exitUsage
+		dir, err := stateDir(ss.stateDir)
+		if err != nil {
+			return l, err
 		}
-		records, code = readRecords(dir, names, time.Now(), stderr)
+		l.where = dir
+		records, l.problems = readRecords(dir, ss.names, now)
+		active = func(rec *state.Record) (bool, error) {
+			return probeActive(markerPath(filepath.Join(dir, rec.Name+".json")))
+		}
 	}
-	host, _ := os.Hostname()
-	now := time.Now()
-	jobs := make([]jobStatus, 0, len(records))
 	for _, rec := range records {
 		// An absurd record (a hostile or damaged one) is reported, not shown.
 		var period time.Duration // 0 if not known
@@ -114,57 +194,37 @@ func status(ss statusSettings, stdout, stderr io.Writer) int {
 			period = periodOf(s, now)
 		}
 		if err := rec.Sane(now, period); err != nil {
-			report(stderr, fmt.Errorf("state of job %q cannot be used: %v", rec.Name, err))
-			code = 1
+			l.problems = append(l.problems, problem{rec.Name, "state cannot be used",
+				fmt.Errorf("state of job %q cannot be used: %v", rec.Name, err)})
 			continue
 		}
-		j := describeJob(rec, host, now)
-		if j.LastResult != "" && j.LastResult != string(runner.Success) {
-			code = 1
+		on, err := active(rec)
+		if err != nil {
+			l.problems = append(l.problems, problem{rec.Name, "cannot tell whether an every runs for it",
+				fmt.Errorf("cannot tell whether job %q is active: %v", rec.Name, err)})
+			continue
 		}
-		jobs = append(jobs, j)
+		l.jobs = append(l.jobs, describeJob(rec, l.host, now, on))
 	}
-	if ss.json {
-		b, _ := json.MarshalIndent(jobs, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
-		return code
-	}
-	if len(jobs) == 0 {
-		if code == 0 {
-			fmt.Fprintf(stdout, "no jobs in %s\n", dir)
-		}
-		return code
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSCHEDULE\tLAST RUN\tRESULT\tDURATION\tNEXT\tFAILURES\tRUNNING")
-	for _, j := range jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", j.Name, j.Schedule, lastRunText(j, now),
-			resultText(j), durationText(j), nextText(j, now), j.ConsecutiveFailures, runningText(j, host))
-	}
-	tw.Flush()
-	return code
+	return l, nil
 }
 
 // readRecords reads the records of dir, or of the named jobs only. A
 // directory that cannot be read, a name without a record, or a record that
-// cannot be read or used (not a regular file, corrupt, absurd) is reported
-// and makes the status 1. Nothing here can block: entries that are not
-// regular files are never opened.
-func readRecords(dir string, names []string, now time.Time, stderr io.Writer) ([]*state.Record, int) {
+// cannot be read (not a regular file, corrupt) is a problem. Nothing here
+// can block: entries that are not regular files are never opened.
+func readRecords(dir string, names []string, now time.Time) ([]*state.Record, []problem) {
 	fi, err := os.Stat(dir)
 	if err == nil && !fi.IsDir() {
 		err = errors.New("not a directory")
 	}
 	if err != nil {
-		report(stderr, fmt.Errorf("cannot list jobs in state directory %q: %v; check --state-dir", dir, unwrapPath(err)))
-		return nil, 1
+		return nil, []problem{{err: fmt.Errorf("cannot list jobs in state directory %q: %v; check --state-dir", dir, unwrapPath(err))}}
 	}
-	code := 0
 	if len(names) == 0 {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			report(stderr, fmt.Errorf("cannot list jobs in state directory %q: %v", dir, unwrapPath(err)))
-			return nil, 1
+			return nil, []problem{{err: fmt.Errorf("cannot list jobs in state directory %q: %v", dir, unwrapPath(err))}}
 		}
 		for _, e := range entries {
 			if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(name, ".") {
@@ -173,68 +233,95 @@ func readRecords(dir string, names []string, now time.Time, stderr io.Writer) ([
 		}
 	}
 	slices.Sort(names)
-	var records []*state.Record
+	var (
+		records  []*state.Record
+		problems []problem
+	)
 	for _, name := range names {
 		path := filepath.Join(dir, name+".json")
 		rec, err := state.File{Path: path}.Read(now)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			report(stderr, fmt.Errorf("no state for job %q in %s: %v", name, dir, unwrapPath(err)))
-			code = 1
+			problems = append(problems, problem{name, "no state",
+				fmt.Errorf("no state for job %q in %s: %v", name, dir, unwrapPath(err))})
 		case err != nil:
-			report(stderr, fmt.Errorf("cannot read state of job %q: %v", name, err))
-			code = 1
+			problems = append(problems, problem{name, "state cannot be read",
+				fmt.Errorf("cannot read state of job %q: %v", name, err)})
 		default:
 			records = append(records, rec)
 		}
 	}
-	return records, code
+	return records, problems
 }
 
 // fleetRecords reads the records of a fleet's Redis, or of the named jobs.
-func fleetRecords(f *fleet, names []string, stderr io.Writer) ([]*state.Record, int, error) {
+func fleetRecords(f *fleet, names []string) ([]*state.Record, []problem, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	all, err := state.Redis{Client: f.client, Server: f.server}.List(ctx, f.prefix+"*:state")
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	slices.SortFunc(all, func(a, b *state.Record) int { return strings.Compare(a.Name, b.Name) })
 	if len(names) == 0 {
-		return all, 0, nil
+		return all, nil, nil
 	}
-	code := 0
-	var records []*state.Record
+	var (
+		records  []*state.Record
+		problems []problem
+	)
 	for _, name := range names {
 		i := slices.IndexFunc(all, func(r *state.Record) bool { return r.Name == name })
 		if i < 0 {
-			report(stderr, fmt.Errorf("no state for job %q in redis at %s", name, f.server))
-			code = 1
+			problems = append(problems, problem{name, "no state", fmt.Errorf("no state for job %q in redis at %s", name, f.server)})
 			continue
 		}
 		records = append(records, all[i])
 	}
-	return records, code, nil
+	return records, problems, nil
 }
 
-func describeJob(rec *state.Record, host string, now time.Time) jobStatus {
+// fleetActive reports whether a fleet job's lock is held now. That is all
+// Redis can tell: an idle every of a fleet leaves no trace there (the lock is
+// held only for a run), so a fleet job is active only while one of its runs
+// holds the lease, which its holder renews: a holder that died lets it expire
+// within --lock-ttl.
+func fleetActive(f *fleet, name string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	n, err := f.client.Exists(ctx, f.lockKey(name)).Result()
+	if err != nil {
+		return false, fmt.Errorf("redis at %s: %w", f.server, err)
+	}
+	return n > 0, nil
+}
+
+// describeJob is what every status shows of a record; active is whether an
+// every holds the job's marker (or, in a fleet, its lock).
+func describeJob(rec *state.Record, host string, now time.Time, active bool) jobStatus {
 	j := jobStatus{
 		Name:                rec.Name,
 		Schedule:            rec.Schedule,
 		LastResult:          rec.LastResult,
 		LastExitCode:        rec.LastExitCode,
 		ConsecutiveFailures: rec.ConsecutiveFailures,
+		Active:              active,
 	}
 	if !rec.LastRun.IsZero() {
 		t := rec.LastRun.UTC()
 		age := now.Sub(t).Seconds()
 		j.LastRun, j.AgeSeconds = &t, &age
 	}
+	if !rec.LastSuccess.IsZero() {
+		t := rec.LastSuccess.UTC()
+		j.LastSuccess = &t
+	}
 	if !rec.Running && !rec.LastEnd.IsZero() && !rec.LastEnd.Before(rec.LastRun) {
 		d := rec.LastEnd.Sub(rec.LastRun).Milliseconds()
 		j.DurationMS = &d
 	}
-	if s, err := recorded(rec.Schedule); err == nil {
+	// Only an every that is alive will run the next slot: a dead one has none.
+	if s, err := recorded(rec.Schedule); err == nil && active {
 		if g, ok := s.(schedule.Grid); ok {
 			s = schedule.Grid{Anchor: rec.Anchor, Interval: g.Interval}
 		}
@@ -247,11 +334,206 @@ func describeJob(rec *state.Record, host string, now time.Time) jobStatus {
 		j.NextSlot = &next
 	}
 	if rec.Running {
-		// The record says running; on this host, the process can be checked.
-		j.Running = rec.Host != host || pid.Alive(rec.PID)
+		// The record says running; on this host, the process can be checked:
+		// its every must be alive (a pid alone may have been reused).
+		j.Running = rec.Host != host || (active && pid.Alive(rec.PID))
 		j.PID, j.Host = rec.PID, rec.Host
 	}
 	return j
+}
+
+// health is a monitoring state; its value is the monitoring-plugins exit
+// code.
+type health int
+
+const (
+	healthy  health = 0 // OK
+	warning  health = 1
+	critical health = 2
+	unknown  health = 3
+)
+
+func (h health) String() string {
+	return [...]string{"OK", "WARNING", "CRITICAL", "UNKNOWN"}[h]
+}
+
+// worse reports whether h is worse than o: a job known to be in trouble
+// (CRITICAL) outranks one that cannot be read (UNKNOWN), which may hide
+// anything and so outranks one merely late (WARNING).
+func (h health) worse(o health) bool {
+	rank := [...]int{healthy: 0, warning: 1, unknown: 2, critical: 3}
+	return rank[h] > rank[o]
+}
+
+// judge is how a job fares against --max-age (and, for --nagios,
+// --warn-age and its last result): its state and why, in a few words each
+// (none when it is fine).
+func judge(j jobStatus, ss statusSettings, now time.Time) (health, []string) {
+	h, why := healthy, []string(nil)
+	to := func(s health, reason string) {
+		if s.worse(h) {
+			h = s
+		}
+		why = append(why, reason)
+	}
+	switch {
+	case j.LastSuccess == nil:
+		to(critical, "never succeeded")
+	case age(j, now) > ss.maxAge:
+		to(critical, olderThan(age(j, now), ss.maxAge))
+	case ss.nagios && ss.warnAge > 0 && age(j, now) > ss.warnAge:
+		to(warning, olderThan(age(j, now), ss.warnAge))
+	}
+	if ss.nagios && j.LastResult != "" && j.LastResult != string(runner.Success) {
+		to(critical, fmt.Sprintf("last run %s (%d)", j.LastResult, j.LastExitCode))
+	}
+	if !j.Active && !ss.allowInactive {
+		to(critical, "no every running for it")
+	}
+	return h, why
+}
+
+// olderThan says that a job's last success is older than a limit, with
+// the age to the millisecond where seconds would not show the difference.
+func olderThan(age, limit time.Duration) string {
+	a := short(age)
+	if a == short(limit) {
+		a = age.Round(time.Millisecond).String()
+	}
+	return fmt.Sprintf("last success %s ago, older than %s", a, short(limit))
+}
+
+// age is how long ago a job last succeeded (never less than 0: a clock
+// that went back makes a success recent, not future).
+func age(j jobStatus, now time.Time) time.Duration {
+	return max(0, now.Sub(*j.LastSuccess))
+}
+
+// maxAgeCheck is every status --max-age: exit 0 when each listed job
+// succeeded within the age and (unless --allow-inactive) has an every
+// alive, else 1 with a line for each job that does not. No job at all is a
+// failure too: a probe must not pass for a job that never started.
+func maxAgeCheck(l listing, ss statusSettings, now time.Time, stdout io.Writer) int {
+	code := 0
+	for _, p := range l.problems {
+		code = 1
+		if p.name != "" {
+			fmt.Fprintf(stdout, "job %s: %s\n", p.name, p.what)
+		}
+	}
+	for _, j := range l.jobs {
+		if h, why := judge(j, ss, now); h != healthy {
+			code = 1
+			fmt.Fprintf(stdout, "job %s: %s\n", j.Name, strings.Join(why, "; "))
+		}
+	}
+	if len(l.jobs) == 0 && len(l.problems) == 0 {
+		fmt.Fprintf(stdout, "no jobs in %s\n", l.where)
+		code = 1
+	}
+	return code
+}
+
+// nagiosCheck is every status --nagios: one line in the monitoring-plugins
+// format, "EVERY STATE: what | perfdata", and the state as the exit code.
+// The worst job decides the state; the text names each job that is not OK,
+// worst first. The performance data gives each job's age of last success,
+// in seconds, with --warn-age and --max-age as its thresholds.
+func nagiosCheck(l listing, ss statusSettings, now time.Time, stdout io.Writer) int {
+	type item struct {
+		h    health
+		name string
+		text string
+	}
+	var items []item
+	for _, p := range l.problems {
+		if p.name == "" {
+			items = append(items, item{unknown, "", p.err.Error()})
+		} else {
+			items = append(items, item{unknown, p.name, "job " + p.name + ": " + p.what})
+		}
+	}
+	var perf []string
+	var oldest time.Duration
+	for _, j := range l.jobs {
+		h, why := judge(j, ss, now)
+		if h != healthy {
+			items = append(items, item{h, j.Name, "job " + j.Name + ": " + strings.Join(why, ", ")})
+		}
+		if j.LastSuccess == nil {
+			continue // no age to give: the text says "never succeeded"
+		}
+		oldest = max(oldest, age(j, now))
+		warn := ""
+		if ss.warnAge > 0 {
+			warn = seconds(ss.warnAge)
+		}
+		perf = append(perf, fmt.Sprintf("%s_age=%ss;%s;%s;0", j.Name, seconds(age(j, now)), warn, seconds(ss.maxAge)))
+	}
+	worst := healthy
+	for _, it := range items {
+		if it.h.worse(worst) {
+			worst = it.h
+		}
+	}
+	var text string
+	switch {
+	case len(items) > 0:
+		slices.SortStableFunc(items, func(a, b item) int {
+			switch {
+			case a.h.worse(b.h):
+				return -1
+			case b.h.worse(a.h):
+				return 1
+			}
+			return strings.Compare(a.name, b.name)
+		})
+		texts := make([]string, len(items))
+		for i, it := range items {
+			texts[i] = it.text
+		}
+		text = strings.Join(texts, "; ")
+	case len(l.jobs) == 0:
+		worst, text = unknown, "no jobs in "+l.where
+	case len(l.jobs) == 1:
+		text = fmt.Sprintf("1 job, last success %s ago", short(oldest))
+	default:
+		text = fmt.Sprintf("%d jobs, last success %s ago at most", len(l.jobs), short(oldest))
+	}
+	// A '|' in the text (a path in an error) would start the performance
+	// data early.
+	line := "EVERY " + worst.String() + ": " + strings.ReplaceAll(text, "|", "/")
+	if len(perf) > 0 {
+		line += " | " + strings.Join(perf, " ")
+	}
+	fmt.Fprintln(stdout, line)
+	return int(worst)
+}
+
+// seconds is d in seconds for performance data: plain decimal (never the
+// scientific notation some parsers reject), to the millisecond.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Round(time.Millisecond).Seconds(), 'f', -1, 64)
+}
+
+// short is a duration for people, to the second (or the millisecond under
+// one), without the zero units time.Duration spells out: 2h3m, not 2h3m0s.
+func short(d time.Duration) string {
+	s := roughly(d)
+	if strings.Contains(s, "m") && strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.Contains(s, "h") && strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 func lastRunText(j jobStatus, now time.Time) string {
