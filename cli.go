@@ -15,6 +15,7 @@ import (
 
 const usageText = `every [OPTIONS] SCHEDULE [OPTIONS] [--] COMMAND [ARG...]
 every status [--state-dir DIR | --store URL] [--json] [NAME...]
+every status --max-age D [--allow-inactive] [--nagios [--warn-age D]] [NAME...]
 every next SCHEDULE [--align] [--tz ZONE] [-n N] [--from TIME]
 
 SCHEDULE is a duration: 500ms, 30s, 90s, 1m30s, 2h, 1d. Runs start on a grid,
@@ -84,7 +85,7 @@ func parse(args []string, stdout, stderr io.Writer) (request, error) {
 	}
 	if inv.status {
 		app := newApp("every status", "list the jobs of a state directory or a fleet's Redis",
-			"every status [--state-dir DIR | --store URL] [--json] [NAME...]", statusFlags, stdout, stderr,
+			"every status [--state-dir DIR | --store URL] [--json | --max-age D [--allow-inactive] [--nagios [--warn-age D]]] [NAME...]", statusFlags, stdout, stderr,
 			func(c *cli.Context) error {
 				ss, err := statusConfig(c, inv)
 				req.status = &ss

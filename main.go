@@ -75,6 +75,9 @@ func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
 	switch {
 	case err != nil:
 		report(stderr, err)
+		if req.status != nil && req.status.nagios {
+			return int(unknown), nil // a monitoring plugin's usage error is UNKNOWN
+		}
 		return exitUsage, nil
 	case req.status != nil:
 		return status(*req.status, os.Stdout, stderr), nil
