@@ -80,8 +80,7 @@ type Pinger struct {
 	mu      sync.Mutex
 	queue   []ping
 	closed  bool
-	drops   repeat    // pings dropped from a full queue
-	dropAt  time.Time // when the drops were last logged
+	drops   repeat // pings dropped from a full queue
 	wake    chan struct{}
 	closing chan struct{}   // closed by Close
 	until   time.Time       // set by Close: when the sender gives up

@@ -53,11 +53,10 @@ func (p *Pinger) send() {
 				}
 			}
 		}
-		if p.ctx.Err() != nil {
+		if p.ctx.Err() != nil || !p.deliver(pg) {
 			p.stopped(1)
 			return
 		}
-		p.deliver(pg)
 	}
 }
 
@@ -104,8 +103,9 @@ type attempt struct {
 func (a attempt) ok() bool { return a.err == "" && a.status/100 == 2 }
 
 // deliver sends one ping, again after a transient failure (at most retries
-// times, waiting backoff, then twice that), and logs it if it failed.
-func (p *Pinger) deliver(pg ping) {
+// times, waiting backoff, then twice that), and logs it if it failed. It
+// returns false when Close's bound cut it short: the ping is not sent.
+func (p *Pinger) deliver(pg ping) bool {
 	u := p.target(pg)
 	var a attempt
 	tries := 0
@@ -119,11 +119,15 @@ func (p *Pinger) deliver(pg ping) {
 			break
 		}
 	}
-	if a.ok() {
+	switch {
+	case a.ok():
 		p.delivered(pg, tries)
-		return
+	case p.ctx.Err() != nil:
+		return false
+	default:
+		p.failed(pg, a, tries)
 	}
-	p.failed(pg, a, tries)
+	return true
 }
 
 // target is the ping's URL: the check's, with the kind of ping appended to
