@@ -2,6 +2,9 @@ package ping
 
 import (
 	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"log/slog"
@@ -15,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -437,17 +441,42 @@ func TestHangingServer(t *testing.T) {
 
 // TestRequestTimeout checks that each request is bounded by the timeout,
 // and retried.
+// A client of the caller's, with no timeouts of its own, is bounded too.
 func TestRequestTimeout(t *testing.T) {
-	rec := hanging(t)
-	p, logs := start(t, Config{URL: rec.url(t), Timeout: 50 * time.Millisecond, NoStart: true}, slog.LevelInfo)
-	p.Finished(success)
-	for range 3 {
-		rec.next(t)
+	for _, client := range []*http.Client{nil, {}} {
+		rec := hanging(t)
+		p, logs := start(t, Config{URL: rec.url(t), Timeout: 50 * time.Millisecond, NoStart: true, Client: client}, slog.LevelInfo)
+		p.Finished(success)
+		for range 3 {
+			rec.next(t)
+		}
+		p.Close(bound)
+		rec.none(t)
+		if l := logs.lines("level=WARN", "ping failed", `error="no answer within 50ms"`, "attempts=3"); len(l) != 1 {
+			t.Errorf("client %v: want the timeout logged once, got\n%s", client, logs)
+		}
 	}
-	p.Close(bound)
-	rec.none(t)
-	if l := logs.lines("level=WARN", "ping failed", `error="no answer within 50ms"`, "attempts=3"); len(l) != 1 {
-		t.Errorf("want the timeout logged once, got\n%s", logs)
+}
+
+// TestTransient checks which errors without a response are worth a retry.
+func TestTransient(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&url.Error{Op: "Post", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}, true},
+		{&url.Error{Op: "Post", Err: syscall.ECONNRESET}, true},
+		{&url.Error{Op: "Post", Err: io.ErrUnexpectedEOF}, true},
+		{&url.Error{Op: "Post", Err: context.DeadlineExceeded}, true},
+		{&url.Error{Op: "Post", Err: &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "hc-ping.invalid", IsNotFound: true}}}, false},
+		{&url.Error{Op: "Post", Err: &net.OpError{Op: "dial", Err: &net.DNSError{Err: "server misbehaving", Name: "hc-ping.com", IsTemporary: true}}}, true},
+		{&url.Error{Op: "Post", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, false},
+		{&url.Error{Op: "Post", Err: x509.HostnameError{Host: "hc-ping.com", Certificate: &x509.Certificate{}}}, false},
+		{&url.Error{Op: "Post", Err: context.Canceled}, false},
+	} {
+		if got := transient(tc.err); got != tc.want {
+			t.Errorf("transient(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }
 
