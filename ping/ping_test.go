@@ -534,12 +534,12 @@ func TestRefused(t *testing.T) {
 		p.Finished(success)
 	}
 	p.Close(bound)
-	warn := logs.lines("level=WARN", "ping failed")
+	warn := logs.lines("level=WARN", "ping failed", "count=1")
 	if len(warn) != 1 || !strings.Contains(warn[0], "host="+addr) || !strings.Contains(warn[0], "connection refused") ||
 		!strings.Contains(warn[0], "attempts=3") {
 		t.Errorf("want one warning naming the host and the error, got %q", warn)
 	}
-	if l := logs.lines("level=WARN", "pings failed", "count=5", "total=6", "ended=true"); len(l) != 1 {
+	if l := logs.lines("level=WARN", "ping failed", "count=5", "total=6", "repeated=true"); len(l) != 1 || len(logs.lines("level=WARN")) != 2 {
 		t.Errorf("want the failures summarised at the end, got\n%s", logs)
 	}
 	if strings.Contains(logs.String(), check) {

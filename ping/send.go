@@ -87,9 +87,9 @@ func (p *Pinger) stopped(taken int) {
 	if left > 0 {
 		p.log.Warn("pings not sent at stop", "event", "ping", "host", p.host, "count", left)
 	}
-	if total, unshown, since, ok := p.fails.end(); ok {
-		p.log.Warn("pings failed", "event", "ping", "host", p.host, "count", unshown, "total", total,
-			"since", since.Round(0).UTC(), "ended", true)
+	if total, unshown, since, ok := p.fails.end(); ok && unshown > 0 {
+		p.log.Warn("ping failed", "event", "ping", "host", p.host, "count", unshown, "total", total,
+			"since", since.Round(0).UTC(), "repeated", true)
 	}
 }
 
