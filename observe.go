@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/everycli/every/metrics"
+	"github.com/everycli/every/ping"
 	"github.com/everycli/every/runner"
 )
 
@@ -33,7 +34,13 @@ func observers(st settings, cfg *runner.Config) (done func(), err error) {
 		obs = append(obs, m)
 		closers = append(closers, func() { _ = m.Close() })
 	}
-
+	if st.ping != nil {
+		period := shortestGap(cfg)
+		p := ping.New(ping.Config{URL: st.ping, Timeout: st.pingTimeout, FailAfter: st.pingFailAfter,
+			NoStart: period < time.Minute, Throttle: period < 12*time.Second, Logger: cfg.Logger})
+		obs = append(obs, p)
+		closers = append(closers, func() { p.Close(pingFlush) })
+	}
 	if len(obs) > 0 {
 		cfg.Observer = obs
 	}
