@@ -34,7 +34,7 @@ type config struct {
 func main() {
 	quick := flag.Bool("quick", false, "a run of under a minute, with fewer periods")
 	out := flag.String("out", "bench/RESULTS.md", "write the tables to `FILE` (empty: don't)")
-	only := flag.String("only", "", "run only the sections `N,M` (1 timing and 2 its cost, 3 overhead, 4 stop, 5 scale, 6 calendar); default all")
+	only := flag.String("only", "", "run only the sections `N,M` (1 timing and 2 its cost, 3 overhead, 4 stop, 5 scale, 6 calendar, 7 operations); default all")
 	var extras multiFlag
 	flag.Var(&extras, "extra", "another scheduler for the timing table: `NAME=TEMPLATE` ({interval} in seconds, {job}); repeatable")
 	flag.Parse()
@@ -71,6 +71,7 @@ func main() {
 	section("4. Stop", stop)
 	section("5. Scale", scale)
 	section("6. Calendar schedules beside the grid", calendarTiming)
+	section("7. Operations features beside a plain run", opsTiming)
 
 	fmt.Print(report.String())
 	if *out != "" {

@@ -3,6 +3,9 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"math"
 	"os"
 	"os/exec"
@@ -31,6 +34,7 @@ type timingCase struct {
 	startCost procSample // every's, after its first run
 	endCost   procSample // every's, after the last
 	everyLate stats      // every's own late_ms: slot to exec
+	args      []string   // the option's value, for the operations rows
 	err       error
 }
 
@@ -135,6 +139,54 @@ func calendarTiming(cfg *config) string {
 	return b.String()
 }
 
+// opsTiming measures the operations features beside a plain run, a pair at
+// a time: --ping to a local HTTP server (healthchecks.io protocol; the
+// server answers at once) and --quiet-success (the output through pipes).
+// Neither may add to a run's lateness.
+func opsTiming(cfg *config) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	defer srv.Close()
+	periods := pick(cfg.quick, 20, 60)
+	pairs := []*timingCase{
+		{scheduler: "every --ping", interval: time.Second, periods: periods, args: []string{srv.URL + "/0f3c-check"}},
+		{scheduler: "every --quiet-success", interval: time.Second, periods: periods},
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Each feature runs beside a plain `every 1s` (the job of section 1, instant), the pairs one after "+
+		"another: `--ping` to a local HTTP server that answers at once (a ping at each run's end; no start ping "+
+		"below a minute), `--quiet-success` (the output through pipes, held). Lateness as in section 1, and every's "+
+		"own late_ms. Times in ms.\n\n")
+	fmt.Fprintln(&b, "| scheduler | interval | runs | median | p99 | max | missed | doubled | own slot to exec, median / p99 |")
+	fmt.Fprintln(&b, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for i, c := range pairs {
+		cases := []*timingCase{{scheduler: "every", interval: c.interval, periods: c.periods}, c}
+		var wg sync.WaitGroup
+		for j, c := range cases {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.err = runTiming(cfg, c, filepath.Join(cfg.dir, fmt.Sprintf("ops-%d-%d", i, j)))
+			}()
+		}
+		wg.Wait()
+		for _, c := range cases {
+			if c.err != nil {
+				fmt.Fprintf(&b, "| %s | %s | failed: %v |||||| \n", c.scheduler, c.interval, c.err)
+				continue
+			}
+			own := "- (no log: -q)"
+			if c.everyLate.n > 0 {
+				own = ms(c.everyLate.median) + " / " + ms(c.everyLate.p99)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %d | %d | %s |\n", c.scheduler, c.interval, c.runs,
+				ms(c.late.median), ms(c.late.p99), ms(c.late.max), c.missed, c.doubled, own)
+		}
+	}
+	return b.String()
+}
+
 func (c *timingCase) jobLabel() string {
 	if c.busy > 0 {
 		return fmt.Sprintf("%.0f%% of interval", c.busy*100)
@@ -175,6 +227,9 @@ func runTiming(cfg *config, c *timingCase, dir string) error {
 	case "every --align":
 		// On the wall clock: a timerfd on CLOCK_REALTIME, not the monotonic grid.
 		cmd = exec.Command(cfg.every, append([]string{c.interval.String(), "--align", "--state-dir", dir, "--"}, jobArgv...)...)
+	case "every --ping", "every --quiet-success":
+		cmd = exec.Command(cfg.every, append([]string{c.interval.String(), "--state-dir", dir, strings.TrimPrefix(c.scheduler, "every ")}, c.args...)...)
+		cmd.Args = append(cmd.Args, append([]string{"--"}, jobArgv...)...)
 	case "every cron":
 		cmd = exec.Command(cfg.every, append([]string{"* * * * * *", "--state-dir", dir, "--"}, jobArgv...)...)
 	case "shell loop":
