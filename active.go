@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"sync"
@@ -31,12 +30,6 @@ import (
 // every status lists *.json files only, so the marker is never listed as a
 // job.
 const markerSuffix = ".active"
-
-// markerOpenFlags never follow a link at the marker's path, never block on a
-// FIFO or a device, never make a terminal ours, and never leak into the
-// command: a command that inherited the descriptor would keep the lock, and
-// the job active, after every died.
-const markerOpenFlags = unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
 
 // markerPath is the active marker of the job whose state is at statePath.
 func markerPath(statePath string) string { return statePath + markerSuffix }
@@ -91,29 +84,11 @@ func probeActive(path string) (bool, error) {
 }
 
 // openMarker opens the marker at path with flags, refusing what is not a
-// regular file without blocking or following a link.
+// regular file without blocking or following a link. It never leaks into the
+// command: a command that inherited the descriptor would keep the lock, and
+// the job active, after every died.
 func openMarker(path string, flags int) (int, error) {
-	fd, err := unix.Open(path, flags|markerOpenFlags, 0o600)
-	switch {
-	case errors.Is(err, unix.ELOOP):
-		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.Not("a symbolic link")}
-	case errors.Is(err, unix.EISDIR):
-		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.Not("a directory")}
-	case errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV):
-		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.Not("a socket or a device")}
-	case err != nil:
-		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return -1, &fs.PathError{Op: "fstat", Path: path, Err: err}
-	}
-	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.Not(kindOfMode(uint32(st.Mode)))}
-	}
-	return fd, nil
+	return regular.Open(path, flags, 0o600)
 }
 
 // fcntlLock sets or gets a record lock, again if a signal interrupts it.
@@ -126,17 +101,3 @@ func fcntlLock(fd, cmd int, lk *unix.Flock_t) error {
 	}
 }
 
-// kindOfMode names the file type of an fstat mode that is not a regular file.
-func kindOfMode(mode uint32) string {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return "a directory"
-	case unix.S_IFIFO:
-		return "a FIFO"
-	case unix.S_IFSOCK:
-		return "a socket"
-	case unix.S_IFCHR, unix.S_IFBLK:
-		return "a device"
-	}
-	return fmt.Sprintf("of type %#o", mode&unix.S_IFMT)
-}

@@ -117,15 +117,7 @@ func calendarTiming(cfg *config) string {
 			{scheduler: "every", interval: p.interval, periods: p.periods},
 			{scheduler: p.calendar, interval: p.interval, periods: p.periods},
 		}
-		var wg sync.WaitGroup
-		for j, c := range cases {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				c.err = runTiming(cfg, c, filepath.Join(cfg.dir, fmt.Sprintf("calendar-%d-%d", i, j)))
-			}()
-		}
-		wg.Wait()
+		runSideBySide(cfg, cases, fmt.Sprintf("calendar-%d", i))
 		for _, c := range cases {
 			if c.err != nil {
 				fmt.Fprintf(&b, "| %s | %s | failed: %v ||||||| \n", c.scheduler, c.interval, c.err)
@@ -137,6 +129,20 @@ func calendarTiming(cfg *config) string {
 		}
 	}
 	return b.String()
+}
+
+// runSideBySide runs timing cases at the same time, each in its own
+// directory under cfg.dir named after prefix.
+func runSideBySide(cfg *config, cases []*timingCase, prefix string) {
+	var wg sync.WaitGroup
+	for j, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.err = runTiming(cfg, c, filepath.Join(cfg.dir, fmt.Sprintf("%s-%d", prefix, j)))
+		}()
+	}
+	wg.Wait()
 }
 
 // opsTiming measures the operations features beside a plain run, a pair at
@@ -162,15 +168,7 @@ func opsTiming(cfg *config) string {
 	fmt.Fprintln(&b, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for i, c := range pairs {
 		cases := []*timingCase{{scheduler: "every", interval: c.interval, periods: c.periods}, c}
-		var wg sync.WaitGroup
-		for j, c := range cases {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				c.err = runTiming(cfg, c, filepath.Join(cfg.dir, fmt.Sprintf("ops-%d-%d", i, j)))
-			}()
-		}
-		wg.Wait()
+		runSideBySide(cfg, cases, fmt.Sprintf("ops-%d", i))
 		for _, c := range cases {
 			if c.err != nil {
 				fmt.Fprintf(&b, "| %s | %s | failed: %v |||||| \n", c.scheduler, c.interval, c.err)

@@ -32,10 +32,6 @@ type File struct {
 // that exists but is not a regular file.
 var ErrNotRegular = regular.ErrNotRegular
 
-// openFlags never follow a link at the path itself, never block on a FIFO or
-// a device, never make a terminal ours, and never leak into the command.
-const openFlags = unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
-
 // open opens the lock file for flock(2), creating it 0600 if missing. It
 // opens it read-write where it can (flock on NFS is emulated with fcntl
 // locks, which need write access) and read-only where it cannot, as for a
@@ -53,53 +49,14 @@ func open(path string) (int, error) {
 // openFD is open without the Lstat: O_NOFOLLOW, O_NONBLOCK and the fstat
 // alone refuse what is not a regular file, without blocking.
 func openFD(path string) (int, error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|openFlags, 0o600)
+	fd, err := regular.Open(path, unix.O_RDWR|unix.O_CREAT, 0o600)
 	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EROFS) || errors.Is(err, unix.ETXTBSY) || errors.Is(err, unix.EPERM) {
-		if rfd, rerr := unix.Open(path, unix.O_RDONLY|openFlags, 0); rerr == nil {
-			fd, err = rfd, nil
-		} else if errors.Is(rerr, unix.ELOOP) {
-			err = rerr
+		rfd, rerr := regular.Open(path, unix.O_RDONLY, 0)
+		if rerr == nil || errors.Is(rerr, regular.ErrNotRegular) {
+			return rfd, rerr
 		}
 	}
-	switch {
-	case errors.Is(err, unix.ELOOP):
-		// O_NOFOLLOW met a link: it was planted after the Lstat.
-		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.Not("a symbolic link")}
-	case errors.Is(err, unix.EISDIR):
-		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.Not("a directory")}
-	case errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV):
-		// What open(2) says of a socket, or of a device without a driver.
-		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.Not("a socket or a device")}
-	case err != nil:
-		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return -1, &fs.PathError{Op: "fstat", Path: path, Err: err}
-	}
-	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.Not(kindOf(uint32(st.Mode)))}
-	}
-	return fd, nil
-}
-
-// kindOf names the file type of an fstat mode.
-func kindOf(mode uint32) string {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return "a directory"
-	case unix.S_IFIFO:
-		return "a FIFO"
-	case unix.S_IFSOCK:
-		return "a socket"
-	case unix.S_IFCHR, unix.S_IFBLK:
-		return "a device"
-	case unix.S_IFLNK:
-		return "a symbolic link"
-	}
-	return "not a regular file"
+	return fd, err
 }
 
 // tryLock takes the lock on fd if it is free.
