@@ -85,6 +85,8 @@ func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 		"stamp":     stampCmd,
 		"waitclock": waitClockCmd,
 		"slotcheck": slotCheckCmd,
+		// healthchecks.io pings (ping_script_test.go).
+		"pingserver": pingServerCmd,
 	}
 }
 

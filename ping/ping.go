@@ -59,6 +59,9 @@ const (
 	queueSize = 64
 	// retries is how many times a ping is sent again after a transient error.
 	retries = 2
+	// retryWait is the wait before the first retry; the second waits twice
+	// as long. Both fit in the 2s pings get at stop.
+	retryWait = 500 * time.Millisecond
 	// throttleEvery is how often a throttled check gets a success ping.
 	throttleEvery = time.Minute
 )
@@ -100,7 +103,7 @@ type ping struct {
 }
 
 // New returns a Pinger and starts its sender. Close stops it.
-func New(cfg Config) *Pinger { return newPinger(cfg, time.Second) }
+func New(cfg Config) *Pinger { return newPinger(cfg, retryWait) }
 
 func newPinger(cfg Config, backoff time.Duration) *Pinger {
 	if cfg.Timeout <= 0 {

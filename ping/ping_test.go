@@ -134,6 +134,18 @@ func (l *logs) lines(subs ...string) []string {
 	return out
 }
 
+// wait waits until n lines hold all of the substrings.
+func (l *logs) wait(t *testing.T, n int, subs ...string) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for len(l.lines(subs...)) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %d lines with %q within %v in\n%s", n, subs, bound, l)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // start returns a Pinger of the recorder's check, logging into the
 // returned logs at level, with short retry waits. Close is the test's.
 func start(t *testing.T, cfg Config, level slog.Level) (*Pinger, *logs) {
@@ -439,6 +451,63 @@ func TestHangingServer(t *testing.T) {
 	}
 }
 
+// TestRetryAtStop checks that at stop a failed ping is not sent again while
+// others wait: the time left is theirs.
+func TestRetryAtStop(t *testing.T) {
+	release := make(chan struct{})
+	rec := newRecorder(t, func(n int, _ http.ResponseWriter) int {
+		if n == 1 {
+			<-release
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	})
+	p, logs := start(t, Config{URL: rec.url(t)}, slog.LevelInfo)
+	p.Started(runner.Run{})
+	rec.next(t) // the start ping is held
+	p.Finished(success)
+	closed := make(chan struct{})
+	go func() { p.Close(bound); close(closed) }()
+	deadline := time.Now().Add(bound)
+	for {
+		p.mu.Lock()
+		c := p.closed
+		p.mu.Unlock()
+		if c {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Close did not begin")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	expect(t, rec.next(t), "0", "all fine\n")
+	<-closed
+	rec.none(t)
+	if l := logs.lines("level=WARN", "ping failed", "ping=start", "status=503", "attempts=1"); len(l) != 1 {
+		t.Errorf("want the start ping given up after one try, got\n%s", logs)
+	}
+}
+
+// TestRetryBound checks that at stop a retry whose wait would outlast
+// Close's bound is not waited for: the ping is given up and logged at once.
+func TestRetryBound(t *testing.T) {
+	rec := newRecorder(t, func(int, http.ResponseWriter) int { return http.StatusServiceUnavailable })
+	l := &logs{}
+	p := newPinger(Config{URL: rec.url(t), NoStart: true, Logger: slog.New(slog.NewTextHandler(l, nil))}, time.Hour)
+	p.Finished(success)
+	rec.next(t)
+	t0 := time.Now()
+	p.Close(bound)
+	if took := time.Since(t0); took > bound/2 {
+		t.Errorf("Close took %v: it waited for a retry", took)
+	}
+	if len(l.lines("level=WARN", "ping failed", "status=503", "attempts=1")) != 1 {
+		t.Errorf("want the ping given up after one try, got\n%s", l)
+	}
+}
+
 // TestRequestTimeout checks that each request is bounded by the timeout,
 // and retried.
 // A client of the caller's, with no timeouts of its own, is bounded too.
@@ -533,6 +602,7 @@ func TestRefused(t *testing.T) {
 		p.Started(runner.Run{})
 		p.Finished(success)
 	}
+	logs.wait(t, 6, `msg="ping failed"`) // before Close: at stop, a ping with others behind it is not retried
 	p.Close(bound)
 	warn := logs.lines("level=WARN", "ping failed", "count=1")
 	if len(warn) != 1 || !strings.Contains(warn[0], "host="+addr) || !strings.Contains(warn[0], "connection refused") ||

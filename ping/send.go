@@ -140,13 +140,15 @@ func (p *Pinger) target(pg ping) string {
 	return u.String()
 }
 
-// sleep waits d before a retry. It returns false, at once, when what is
-// left of Close's bound is shorter, or when the bound passes.
+// sleep waits d before a retry. It returns false, at once, when closing
+// and either what is left of Close's bound is shorter or other pings wait
+// (the bound is theirs: the run's end ping is the one that matters most),
+// or when the bound passes.
 func (p *Pinger) sleep(d time.Duration) bool {
 	p.mu.Lock()
-	closing, until := p.closed, p.until
+	closing, until, waiting := p.closed, p.until, len(p.queue)
 	p.mu.Unlock()
-	if closing && time.Until(until) < d {
+	if closing && (waiting > 0 || time.Until(until) < d) {
 		return false
 	}
 	t := time.NewTimer(d)
