@@ -100,4 +100,3 @@ func fcntlLock(fd, cmd int, lk *unix.Flock_t) error {
 		}
 	}
 }
-
