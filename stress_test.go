@@ -47,7 +47,7 @@ func checkSlots(ts *testscript.TestScript, neg bool, args []string) {
 		if i > 0 && t.Equal(slots[i-1]) {
 			ts.Fatalf("slot %s ran twice", t.Format(time.RFC3339Nano))
 		}
-		if !grid.Floor(t).Equal(t) {
+		if !grid.Prev(t).Equal(t) {
 			ts.Fatalf("slot %s is not on the grid of %s (anchor %s)", t.Format(time.RFC3339Nano), interval, slots[0].Format(time.RFC3339Nano))
 		}
 	}

@@ -54,32 +54,32 @@ func (h Hooks) any() bool { return h.OnFailure != "" || h.OnSuccess != "" || h.O
 // Observers tells each of its observers.
 type Observers []Observer
 
-func (os Observers) Began(rec state.Record, next time.Time) {
-	for _, o := range os {
+func (obs Observers) Began(rec state.Record, next time.Time) {
+	for _, o := range obs {
 		o.Began(rec, next)
 	}
 }
 
-func (os Observers) Started(r Run) {
-	for _, o := range os {
+func (obs Observers) Started(r Run) {
+	for _, o := range obs {
 		o.Started(r)
 	}
 }
 
-func (os Observers) Finished(r Run) {
-	for _, o := range os {
+func (obs Observers) Finished(r Run) {
+	for _, o := range obs {
 		o.Finished(r)
 	}
 }
 
-func (os Observers) Skipped(reason string, count int, next time.Time) {
-	for _, o := range os {
+func (obs Observers) Skipped(reason string, count int, next time.Time) {
+	for _, o := range obs {
 		o.Skipped(reason, count, next)
 	}
 }
 
-func (os Observers) WantsOutput() bool {
-	for _, o := range os {
+func (obs Observers) WantsOutput() bool {
+	for _, o := range obs {
 		if o.WantsOutput() {
 			return true
 		}

@@ -112,28 +112,8 @@ func (g Grid) Slot(k int64) time.Time {
 	return g.Anchor.Add(time.Duration(k) * g.Interval)
 }
 
-// Floor returns the latest slot at or before t.
-func (g Grid) Floor(t time.Time) time.Time {
-	return g.Slot(g.Index(t))
-}
-
-// After returns the earliest slot strictly after t.
-func (g Grid) After(t time.Time) time.Time {
-	return g.Slot(g.Index(t) + 1)
-}
-
 // Next returns the earliest slot strictly after t.
-func (g Grid) Next(t time.Time) time.Time { return g.After(t) }
+func (g Grid) Next(t time.Time) time.Time { return g.Slot(g.Index(t) + 1) }
 
 // Prev returns the latest slot at or before t.
-func (g Grid) Prev(t time.Time) time.Time { return g.Floor(t) }
-
-// Between returns how many slots lie in [from, to): the slots skipped when the
-// slot due at from is passed over for the one at to.
-func (g Grid) Between(from, to time.Time) int64 {
-	n := g.Index(to) - g.Index(from)
-	if n < 0 {
-		return 0
-	}
-	return n
-}
+func (g Grid) Prev(t time.Time) time.Time { return g.Slot(g.Index(t)) }

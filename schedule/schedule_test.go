@@ -102,16 +102,16 @@ func TestGrid(t *testing.T) {
 		if got := g.Index(tt.t); got != tt.index {
 			t.Errorf("%s: Index = %d, want %d", tt.name, got, tt.index)
 		}
-		if got := g.Floor(tt.t); !got.Equal(tt.floor) {
-			t.Errorf("%s: Floor = %v, want %v", tt.name, got, tt.floor)
+		if got := g.Prev(tt.t); !got.Equal(tt.floor) {
+			t.Errorf("%s: Prev = %v, want %v", tt.name, got, tt.floor)
 		}
-		if got := g.After(tt.t); !got.Equal(tt.after) {
-			t.Errorf("%s: After = %v, want %v", tt.name, got, tt.after)
+		if got := g.Next(tt.t); !got.Equal(tt.after) {
+			t.Errorf("%s: Next = %v, want %v", tt.name, got, tt.after)
 		}
 	}
 }
 
-func TestGridBetween(t *testing.T) {
+func TestGridCount(t *testing.T) {
 	anchor := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	g := Grid{Anchor: anchor, Interval: 10 * time.Second}
 	tests := []struct {
@@ -124,8 +124,8 @@ func TestGridBetween(t *testing.T) {
 		{40 * time.Second, 10 * time.Second, 0},
 	}
 	for _, tt := range tests {
-		if got := g.Between(anchor.Add(tt.from), anchor.Add(tt.to)); got != tt.want {
-			t.Errorf("Between(+%v, +%v) = %d, want %d", tt.from, tt.to, got, tt.want)
+		if got := Count(g, anchor.Add(tt.from), anchor.Add(tt.to), 100); got != tt.want {
+			t.Errorf("Count(+%v, +%v) = %d, want %d", tt.from, tt.to, got, tt.want)
 		}
 	}
 }
