@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/everycli/every/lock"
+	"github.com/everycli/every/state"
 )
 
 // fleet is the Redis server that carries a fleet's locks and states.
@@ -123,6 +126,25 @@ func bound(opt *redis.Options, q url.Values) {
 	opt.PoolSize = 4
 	opt.Protocol = 2
 	opt.DisableIdentity = true
+}
+
+// job returns a fleet job's lock and store, either nil when the job has
+// none: with both, one lock.Session is both, so that a run costs three
+// round trips (the lock with the record, the start, the end with the
+// release) instead of five, and its writes are fenced.
+func (f *fleet) job(name, host string, ttl, period time.Duration, withLock, withState bool) (lock.Locker, state.Store) {
+	l := lock.Redis{Client: f.client, Key: f.lockKey(name), TTL: ttl, Host: host, Where: f.server}
+	s := state.Redis{Client: f.client, Key: f.stateKey(name), Period: period, Server: f.server}
+	switch {
+	case withLock && withState:
+		session := &lock.Session{Locks: l, Records: s}
+		return session, session
+	case withLock:
+		return l, nil
+	case withState:
+		return nil, s
+	}
+	return nil, nil
 }
 
 func (f *fleet) lockKey(name string) string  { return f.prefix + name + ":lock" }

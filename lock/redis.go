@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -103,31 +104,44 @@ func Margin(ttl time.Duration) time.Duration {
 // as ctx ends, even while Redis has not answered: a reply that comes later and
 // took the lock releases it.
 func (r Redis) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
+	l, _, err := r.take(ctx, wait, acquire, []string{r.Key, r.Key + ":fence"})
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// take takes the lock with script, whose answer is {1, token, ...} when it
+// took it and {0, holder's value} when not, trying again until wait has
+// passed; keys[0] is the lock's key. It returns the lease and the script's
+// whole answer.
+func (r Redis) take(ctx context.Context, wait time.Duration, script *redis.Script, keys []string, args ...any) (*redisLease, []any, error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	// The value names its holder after the random token, for those who find
 	// the lock busy.
 	value := hex.EncodeToString(b[:]) + " " + strconv.Itoa(os.Getpid()) + " " + r.Host
+	args = append([]any{value, r.TTL.Milliseconds()}, args...)
 	deadline := time.Now().Add(wait)
 	for {
-		sent, res, err := r.tryAcquire(ctx, value)
+		sent, res, err := r.tryAcquire(ctx, script, keys, value, args)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrStore, r.Where, err)
+			return nil, nil, fmt.Errorf("%w: %s: %w", ErrStore, r.Where, err)
 		}
-		if len(res) == 2 && res[0] == int64(1) {
+		if len(res) >= 2 && res[0] == int64(1) {
 			token, _ := res[1].(int64)
-			return r.lease(value, token, sent), nil
+			return r.lease(value, token, sent), res, nil
 		}
 		holder := ""
 		if len(res) == 2 {
 			holder, _ = res[1].(string)
 		}
 		if !time.Now().Before(deadline) {
-			return nil, &BusyError{Holder: parseRedisHolder(holder)}
+			return nil, nil, &BusyError{Holder: parseRedisHolder(holder)}
 		}
 		select {
 		case <-ctx.Done():
-			return nil, &BusyError{Holder: parseRedisHolder(holder)}
+			return nil, nil, &BusyError{Holder: parseRedisHolder(holder)}
 		case <-time.After(min(redisPoll, time.Until(deadline))):
 		}
 	}
@@ -139,7 +153,7 @@ func (r Redis) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
 // silent server. An answer that comes after ctx ended and took the lock is
 // released at once. sent is when the script was sent: the lease counts from
 // there.
-func (r Redis) tryAcquire(ctx context.Context, value string) (sent time.Time, res []any, err error) {
+func (r Redis) tryAcquire(ctx context.Context, script *redis.Script, keys []string, value string, args []any) (sent time.Time, res []any, err error) {
 	type answer struct {
 		res []any
 		err error
@@ -149,7 +163,7 @@ func (r Redis) tryAcquire(ctx context.Context, value string) (sent time.Time, re
 	go func() {
 		// The call's own deadline is the client's timeouts; ctx's
 		// cancellation is watched below.
-		res, err := acquire.Run(context.WithoutCancel(ctx), r.Client, []string{r.Key, r.Key + ":fence"}, value, r.TTL.Milliseconds()).Slice()
+		res, err := runScript(context.WithoutCancel(ctx), r.Client, script, keys, args...).Slice()
 		got <- answer{res, err}
 	}()
 	select {
@@ -157,10 +171,10 @@ func (r Redis) tryAcquire(ctx context.Context, value string) (sent time.Time, re
 		return sent, a.res, a.err
 	case <-ctx.Done():
 		go func() {
-			if a := <-got; a.err == nil && len(a.res) == 2 && a.res[0] == int64(1) {
+			if a := <-got; a.err == nil && len(a.res) >= 2 && a.res[0] == int64(1) {
 				rctx, cancel := context.WithTimeout(context.Background(), r.TTL)
 				defer cancel()
-				_ = release.Run(rctx, r.Client, []string{r.Key}, value).Err()
+				_ = runScript(rctx, r.Client, release, []string{r.Key}, value).Err()
 			}
 		}()
 		return sent, nil, ctx.Err()
@@ -200,6 +214,10 @@ type redisLease struct {
 	done     chan struct{}
 	wg       sync.WaitGroup
 	closed   sync.Once
+	// session is the Session whose lease this is, if any; released is set
+	// when its write of the run's end also released the key.
+	session  *Session
+	released atomic.Bool
 }
 
 // renewal is the outcome of one renewal: when it was sent, and whether Redis
@@ -229,7 +247,7 @@ func (l *redisLease) renew(sent time.Time, out chan<- renewal) {
 		sent = time.Now()
 		wait.Reset(time.Until(sent.Add(every)))
 		ctx, cancel := context.WithDeadline(context.Background(), sent.Add(every))
-		n, err := renew.Run(ctx, l.r.Client, []string{l.r.Key}, l.value, l.r.TTL.Milliseconds()).Int64()
+		n, err := runScript(ctx, l.r.Client, renew, []string{l.r.Key}, l.value, l.r.TTL.Milliseconds()).Int64()
 		cancel()
 		select {
 		case out <- renewal{sent: sent, held: n == 1, err: err}:
@@ -300,13 +318,59 @@ func (l *redisLease) Token() int64              { return l.token }
 // Unlock stops the renewals and deletes the key if it still holds ours (never
 // another holder's, even after the lease was lost). The call is bounded by
 // the client's timeouts and by the TTL, after which the key is gone anyway.
+// A Session's lease whose end was written, and the key released with it, is
+// released already: nothing is sent.
 func (l *redisLease) Unlock() error {
-	l.closed.Do(func() { close(l.done) })
-	l.wg.Wait()
+	l.stopRenewing()
+	if l.session != nil {
+		l.session.forget(l)
+	}
+	if l.released.Load() {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.r.TTL)
 	defer cancel()
-	if err := release.Run(ctx, l.r.Client, []string{l.r.Key}, l.value).Err(); err != nil {
+	if err := runScript(ctx, l.r.Client, release, []string{l.r.Key}, l.value).Err(); err != nil {
 		return fmt.Errorf("%w: %s: release: %w", ErrStore, l.r.Where, err)
 	}
 	return nil
+}
+
+// stopRenewing stops the renewals and the lease's clock, and waits for them.
+func (l *redisLease) stopRenewing() {
+	l.closed.Do(func() { close(l.done) })
+	l.wg.Wait()
+}
+
+// isLost reports whether the lease is lost already.
+func (l *redisLease) isLost() bool {
+	select {
+	case <-l.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// loaded holds the scripts this process has sent whole (EVAL) to a server
+// once: those are sent by their SHA1 (EVALSHA) from then on.
+var loaded sync.Map
+
+// runScript runs a script in one round trip where it can: the first time in
+// this process with EVAL, which loads it, and then with EVALSHA, which sends
+// 40 bytes instead of the script, and falls back to EVAL if the server has
+// lost it (a restart, SCRIPT FLUSH, another server). go-redis's Run alone
+// starts with EVALSHA, and so pays two round trips at the first call of
+// every one-shot against a server that does not know the script yet.
+func runScript(ctx context.Context, c redis.Scripter, s *redis.Script, keys []string, args ...any) *redis.Cmd {
+	if _, ok := loaded.Load(s); ok {
+		return s.Run(ctx, c, keys, args...)
+	}
+	cmd := s.Eval(ctx, c, keys, args...)
+	var rerr redis.Error
+	if err := cmd.Err(); err == nil || errors.Is(err, redis.Nil) || errors.As(err, &rerr) {
+		// The server had it in hand: it is loaded there now.
+		loaded.Store(s, struct{}{})
+	}
+	return cmd
 }

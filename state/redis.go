@@ -34,6 +34,14 @@ func (r Redis) Load(ctx context.Context) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read state from %s: %w", r.Where(), err)
 	}
+	return r.Parse(ctx, b)
+}
+
+// Parse makes a record of the first MaxSize+1 bytes of the key's value, as
+// Load read them (or a script that read them as Load does, under the lock):
+// nil for none (""), and one that cannot be parsed, or is not Sane, renamed
+// to <key>.corrupt-<unix seconds>.
+func (r Redis) Parse(ctx context.Context, b []byte) (*Record, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}

@@ -1,8 +1,11 @@
 package redistest
 
 import (
+	"bytes"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -20,7 +23,18 @@ type Proxy struct {
 	conns  []net.Conn
 	closed bool
 	wg     sync.WaitGroup
+
+	// trips are the round trips seen (see Trips); awaiting is whether the
+	// last thing seen on a connection went to the server.
+	trips    []Trip
+	awaiting map[net.Conn]bool
+	dials    int
 }
+
+// Trip is one round trip: what a client sent before the server's answer
+// came, command by command (the names, upper-case: "EVALSHA", "SET"),
+// pipelined ones together.
+type Trip []string
 
 // NewProxy starts a proxy to the server at addr, closed with the test.
 func NewProxy(t TB, addr string) *Proxy {
@@ -30,7 +44,7 @@ func NewProxy(t TB, addr string) *Proxy {
 	if err != nil {
 		t.Fatalf("proxy listen: %v", err)
 	}
-	p := &Proxy{Addr: l.Addr().String(), to: addr, l: l}
+	p := &Proxy{Addr: l.Addr().String(), to: addr, l: l, awaiting: map[net.Conn]bool{}}
 	p.thaw = sync.NewCond(&p.mu)
 	p.wg.Add(1)
 	go p.accept()
@@ -58,16 +72,18 @@ func (p *Proxy) accept() {
 			return
 		}
 		p.conns = append(p.conns, c, s)
+		p.dials++
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.pipe(s, c)
-		go p.pipe(c, s)
+		go p.pipe(s, c, c)
+		go p.pipe(c, s, nil)
 	}
 }
 
 // pipe copies from src to dst, a read at a time, holding each read while
-// the proxy is frozen.
-func (p *Proxy) pipe(dst, src net.Conn) {
+// the proxy is frozen. client is src when src is a client (the copy goes to
+// the server), else nil.
+func (p *Proxy) pipe(dst, src, client net.Conn) {
 	defer p.wg.Done()
 	buf := make([]byte, 32<<10)
 	for {
@@ -77,6 +93,9 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			p.thaw.Wait()
 		}
 		closed := p.closed
+		if n > 0 && !closed {
+			p.count(dst, client, buf[:n])
+		}
 		p.mu.Unlock()
 		if closed {
 			return
@@ -95,6 +114,59 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			return
 		}
 	}
+}
+
+// count books what went through, under p.mu: data from a client that was
+// not already waiting for an answer starts a round trip; data from the
+// server to a client ends it. A command split over two reads, or two
+// pipelined commands, stay one trip.
+func (p *Proxy) count(dst, client net.Conn, b []byte) {
+	if client == nil {
+		p.awaiting[dst] = false
+		return
+	}
+	if !p.awaiting[client] {
+		p.awaiting[client] = true
+		p.trips = append(p.trips, nil)
+	}
+	last := &p.trips[len(p.trips)-1]
+	*last = append(*last, commands(b)...)
+}
+
+// commands are the names of the RESP commands that begin in b: a multibulk
+// header followed by the bulk string of the name ("*2\r\n$3\r\nGET\r\n...").
+// Arguments that happen to look like one would be counted too; the tests'
+// arguments do not.
+func commands(b []byte) []string {
+	var names []string
+	for i := 0; i < len(b); i++ {
+		if b[i] != '*' || (i > 0 && b[i-1] != '\n') {
+			continue
+		}
+		rest := b[i:]
+		nl := bytes.Index(rest, []byte("\r\n"))
+		if nl < 0 || nl+2 >= len(rest) || rest[nl+2] != '$' {
+			continue
+		}
+		rest = rest[nl+2:]
+		nl = bytes.Index(rest, []byte("\r\n"))
+		n, err := strconv.Atoi(string(rest[1:max(nl, 1)]))
+		if nl < 0 || err != nil || nl+2+n > len(rest) {
+			continue
+		}
+		names = append(names, strings.ToUpper(string(rest[nl+2:nl+2+n])))
+	}
+	return names
+}
+
+// Trips returns the round trips seen since the last call, and the
+// connections dialled meanwhile, and starts counting afresh.
+func (p *Proxy) Trips() (trips []Trip, dials int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	trips, dials = p.trips, p.dials
+	p.trips, p.dials = nil, 0
+	return trips, dials
 }
 
 // Freeze stops forwarding: whatever is sent from now on, either way, is held.

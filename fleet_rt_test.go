@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/everycli/every/internal/redistest"
+	"github.com/everycli/every/lock"
+	"github.com/everycli/every/runner"
+	"github.com/everycli/every/state"
+)
+
+// wiring puts a job's lock and store on a fleet, as fleetStore does.
+type wiring func(f *fleet, name string) (lock.Locker, state.Store)
+
+// sessionWiring is the wiring of fleet.job: one Session for both.
+func sessionWiring(f *fleet, name string) (lock.Locker, state.Store) {
+	return f.job(name, "web-1", 30*time.Second, 20*time.Millisecond, true, true)
+}
+
+// separateWiring is the wiring before Session: a lock and a store apart.
+func separateWiring(f *fleet, name string) (lock.Locker, state.Store) {
+	return lock.Redis{Client: f.client, Key: f.lockKey(name), TTL: 30 * time.Second, Host: "web-1", Where: f.server},
+		state.Redis{Client: f.client, Key: f.stateKey(name), Period: 20 * time.Millisecond, Server: f.server}
+}
+
+// tripLoop runs a job of max runs of `true` every 20ms on a fleet reached
+// through a counting proxy, as every --store does from the start-up check
+// on, and returns the round trips it made, each as its commands (EVALSHA
+// shown as EVAL: which of the two a script goes by depends on what this
+// process sent before), and the connections it dialled.
+func tripLoop(t *testing.T, srv *redistest.Server, wire wiring, name string, runs int) ([]string, int, runner.Exit) {
+	t.Helper()
+	proxy := redistest.NewProxy(t, srv.Addr)
+	f, err := openFleet("redis://" + proxy.Addr + "/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.client.Close()
+	if fatal, transient := f.check(context.Background()); fatal != nil || transient != nil {
+		t.Fatalf("check: %v, %v", fatal, transient)
+	}
+	cfg := runner.Config{Name: name, Command: []string{"true"}, Schedule: "20ms", Interval: 20 * time.Millisecond,
+		MaxRuns: runs, Timeout: time.Minute, KillAfter: time.Second, Host: "web-1", PID: os.Getpid(),
+		Env: os.Environ(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg.Lock, cfg.Store = wire(f, name)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	exit := runner.Loop(ctx, cfg)
+	trips, dials := proxy.Trips()
+	var seq []string
+	for _, trip := range trips {
+		seq = append(seq, strings.ReplaceAll(strings.Join(trip, "+"), "EVALSHA", "EVAL"))
+	}
+	return seq, dials, exit
+}
+
+// TestFleetRoundTrips pins the round trips of a fleet job, counted by a
+// proxy between every's client and a real redis-server: from the start-up
+// check, a one-shot, and each further run of a loop.
+func TestFleetRoundTrips(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, c := range []struct {
+		name  string
+		wire  wiring
+		runs  int
+		want  []string
+		dials int
+	}{
+		// The connection's handshake (go-redis's HELLO), the start-up check,
+		// the record read at start (outside the lock), then the run: the
+		// lock with the record, the start, the end with the release.
+		{"session one-shot", sessionWiring, 1, []string{"HELLO", "PING", "GETRANGE", "EVAL", "EVAL", "EVAL"}, 1},
+		// Each further run: three round trips, on the same connection.
+		{"session loop", sessionWiring, 3, []string{"HELLO", "PING", "GETRANGE", "EVAL", "EVAL", "EVAL", "EVAL", "EVAL", "EVAL", "EVAL", "EVAL", "EVAL"}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			name := strings.ReplaceAll(c.name, " ", "-")
+			// The separate lock and store, for the record (README, report).
+			before, beforeDials, _ := tripLoop(t, srv, separateWiring, name+"-before", c.runs)
+			t.Logf("before: %d round trips, %d dials: %v", len(before), beforeDials, before)
+			got, dials, exit := tripLoop(t, srv, c.wire, name, c.runs)
+			t.Logf("after: %d round trips, %d dials: %v", len(got), dials, got)
+			if exit.Reason != runner.MaxRuns || exit.Last.ExitCode != 0 {
+				t.Fatalf("loop ended %+v, want max runs reached with success", exit)
+			}
+			if !slices.Equal(got, c.want) || dials != c.dials {
+				t.Fatalf("round trips %v over %d connections, want %v over %d", got, dials, c.want, c.dials)
+			}
+			// And the record says what a run writes.
+			b, err := srv.Client("").Get(context.Background(), "every:"+name+":state").Bytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := state.Decode(b)
+			if err != nil || rec.Runs != c.runs || rec.Running || rec.LastResult != "success" {
+				t.Fatalf("record %+v (%v), want %d runs, ended, success", rec, err, c.runs)
+			}
+			if n, err := srv.Client("").Exists(context.Background(), "every:"+name+":lock").Result(); err != nil || n != 0 {
+				t.Fatalf("lock key exists = %d, %v; want it released", n, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,176 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/everycli/every/state"
+)
+
+// ErrFenced is the error of a write of the record that Redis refused: since
+// the lease it was made under, another holder has taken the lock (its key
+// holds another value, or the fencing counter has passed the lease's token).
+// The record of the later holder is kept, never overwritten by an older run.
+var ErrFenced = errors.New("state write refused: another holder took the lock since")
+
+// Session is one fleet job's lock and record in one Redis: both the Locker
+// and the state.Store of the job, so that a run costs as few round trips as
+// the guarantees allow:
+//
+//   - Lock takes the lock, its fencing token and the record in one script;
+//     Load under that lease serves that record (the one Redis held when the
+//     lock was taken: nobody else can write it while the lock is held, and a
+//     stale holder's writes are refused), once, and only while the lease is
+//     not lost;
+//   - the start of the run is written in one fenced script, while the command
+//     starts;
+//   - the end of the run is written, fenced, and the lock released in one
+//     script; Unlock then sends nothing.
+//
+// A skipped slot (done) costs the lock and the release; a busy lock, the lock.
+// Every write under a lease is fenced: it is refused (ErrFenced) once another
+// holder has taken the lock, so a holder cut off by a partition never
+// overwrites the record of the one that ran after it.
+type Session struct {
+	Locks   Redis       // the lock
+	Records state.Redis // the record
+
+	mu sync.Mutex
+	// held is the lease of the run under way; nil between runs.
+	held *redisLease
+	// fetched says record is the record read with held, not served yet.
+	fetched bool
+	record  []byte
+	// started says a start of the run (running: true) was written under
+	// held: a write of a record not running after it is the run's end.
+	started bool
+}
+
+// acquireLoad is acquire (see there), and also reads the record, as
+// state.Redis's Load does (its first MaxSize+1 bytes; "" for none):
+// {1, token, record} when the lock was taken, {0, holder's value} when not.
+var acquireLoad = redis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local token = redis.call('INCR', KEYS[2])
+  local t = redis.call('TIME')
+  local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if floor > token then
+    token = floor
+    redis.call('SET', KEYS[2], string.format('%d', token))
+  end
+  return {1, token, redis.call('GETRANGE', KEYS[3], 0, ARGV[3])}
+end
+return {0, redis.call('GET', KEYS[1])}
+`)
+
+// fencedSave writes the record (KEYS[1]) unless another holder has taken the
+// lock (KEYS[2]) since the lease of value ARGV[2] and token ARGV[3]: the key
+// holds another value, or the fencing counter (KEYS[3]) is past the token.
+// With ARGV[4] = "1" it also releases the key if it is still ours. 0:
+// refused; 1: written; 2: written, and the key is no longer ours (released,
+// or gone already).
+var fencedSave = redis.NewScript(`
+local v = redis.call('GET', KEYS[2])
+local f = tonumber(redis.call('GET', KEYS[3]) or '0')
+if (v and v ~= ARGV[2]) or f > tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1])
+if ARGV[4] == '1' then
+  if v then
+    redis.call('DEL', KEYS[2])
+  end
+  return 2
+end
+return 1
+`)
+
+// Lock takes the lock as Redis.Lock does, and reads the record with it.
+func (s *Session) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
+	keys := []string{s.Locks.Key, s.Locks.Key + ":fence", s.Records.Key}
+	l, res, err := s.Locks.take(ctx, wait, acquireLoad, keys, state.MaxSize)
+	if err != nil {
+		return nil, err
+	}
+	l.session = s
+	b := ""
+	if len(res) > 2 {
+		b, _ = res[2].(string)
+	}
+	s.mu.Lock()
+	s.held, s.fetched, s.record, s.started = l, true, []byte(b), false
+	s.mu.Unlock()
+	return l, nil
+}
+
+// forget ends what the session knows of lease l, at its Unlock.
+func (s *Session) forget(l *redisLease) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held == l {
+		s.held, s.fetched, s.record, s.started = nil, false, nil, false
+	}
+}
+
+// Load returns the record read with the lease under way, if it was not
+// served yet and the lease is not lost; otherwise it reads the record, as
+// state.Redis's Load does (at start-up, outside the lock).
+func (s *Session) Load(ctx context.Context) (*state.Record, error) {
+	s.mu.Lock()
+	l, b, fetched := s.held, s.record, s.fetched
+	s.fetched, s.record = false, nil
+	s.mu.Unlock()
+	if fetched && l != nil && !l.isLost() {
+		return s.Records.Parse(ctx, b)
+	}
+	return s.Records.Load(ctx)
+}
+
+// Save writes the record, fenced by the lease under way: the start of a run
+// (running) alone, its end (not running, after a start under the same lease)
+// with the release of the lock. Outside a lease (never, in the loop), it
+// writes as state.Redis does.
+func (s *Session) Save(ctx context.Context, rec *state.Record) error {
+	s.mu.Lock()
+	l := s.held
+	s.fetched, s.record = false, nil // what was read is older than this
+	end := l != nil && s.started && !rec.Running
+	if l != nil && rec.Running {
+		s.started = true
+	}
+	s.mu.Unlock()
+	if l == nil {
+		return s.Records.Save(ctx, rec)
+	}
+	b, err := state.Encode(rec)
+	if err != nil {
+		return err
+	}
+	release := "0"
+	if end {
+		// The run is over: the lease need not be kept any longer. Should
+		// the write fail, Unlock still releases the key.
+		l.stopRenewing()
+		release = "1"
+	}
+	keys := []string{s.Records.Key, s.Locks.Key, s.Locks.Key + ":fence"}
+	n, err := runScript(ctx, s.Locks.Client, fencedSave, keys, b, l.value, strconv.FormatInt(l.token, 10), release).Int64()
+	switch {
+	case err != nil:
+		return fmt.Errorf("write state to %s: %w", s.Records.Where(), err)
+	case n == 0:
+		return fmt.Errorf("write state to %s with fencing token %d: %w; its record is kept", s.Records.Where(), l.token, ErrFenced)
+	case n == 2:
+		l.released.Store(true)
+	}
+	return nil
+}
+
+// Where names the record's server and key.
+func (s *Session) Where() string { return s.Records.Where() }
