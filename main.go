@@ -225,16 +225,15 @@ func fleetStore(st settings, cfg *runner.Config) error {
 	if transient != nil {
 		cfg.Logger.Warn("store unreachable at start; slots are skipped until it answers", "event", "state_error", "error", noPassword(transient.Error(), raw))
 	}
-	if !st.noState {
-		cfg.Store = state.Redis{Client: f.client, Key: f.stateKey(cfg.Name), Period: period(cfg), Server: f.server}
-	}
 	if !st.noLock {
 		// The command must be dead before the lease can expire: a grace that
 		// cannot fit inside the TTL is shortened. (A lost lease kills at
 		// TTL minus the margin whatever the grace; this keeps the two apart.)
 		cfg.KillAfter = min(cfg.KillAfter, st.lockTTL-lock.Margin(st.lockTTL))
-		cfg.Lock = lock.Redis{Client: f.client, Key: f.lockKey(cfg.Name), TTL: st.lockTTL, Host: cfg.Host, Where: f.server}
 	}
+	// With both in Redis, one session is the lock and the store: the record
+	// comes with the lock, and the run's end goes with its release.
+	cfg.Lock, cfg.Store = f.job(cfg.Name, cfg.Host, st.lockTTL, period(cfg), !st.noLock, !st.noState)
 	return nil
 }
 
