@@ -222,7 +222,7 @@ func checkBinary(t *testing.T, bin, goos, goarch, head string) {
 	for _, s := range bi.Settings {
 		settings[s.Key] = s.Value
 	}
-	for k, want := range map[string]string{"GOOS": goos, "GOARCH": goarch, "CGO_ENABLED": "0", "-trimpath": "true", "-ldflags": "-s -w -buildid="} {
+	for k, want := range map[string]string{"GOOS": goos, "GOARCH": goarch, "CGO_ENABLED": "0", "-trimpath": "true"} {
 		if settings[k] != want {
 			t.Errorf("build setting %s = %q, want %q", k, settings[k], want)
 		}
