@@ -19,10 +19,10 @@ func tmpfsCondition() (bool, error) {
 		return false, err
 	}
 	defer os.Remove(dir)
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+	if err := mountTmpfs(dir, "64k"); err != nil {
 		return false, nil
 	}
-	return true, syscall.Unmount(dir, syscall.MNT_DETACH)
+	return true, unmountDetach(dir)
 }
 
 // tmpfs DIR SIZE: mount a tmpfs of SIZE (such as 256k) at DIR, unmounted when
@@ -34,8 +34,8 @@ func tmpfsCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	dir := ts.MkAbs(args[0])
 	ts.Check(os.MkdirAll(dir, 0o700))
-	ts.Check(syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+args[1]))
-	ts.Defer(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+	ts.Check(mountTmpfs(dir, args[1]))
+	ts.Defer(func() { _ = unmountDetach(dir) })
 }
 
 // fill FILE: write FILE until its file system is full.

@@ -1,11 +1,11 @@
-//go:build !linux
+//go:build !linux && !darwin && !(freebsd && !386 && !arm)
 
 package runner
 
-// The seam for other systems: what proc_linux.go and wait_linux.go do with
-// Linux's own means (a child subreaper, /proc, pidfds, the parent-death
-// signal, clock_nanosleep), done here with what POSIX has, or not at all.
-// The command still gets a process group of its own, and timeouts and stops
+// The seam for other systems: what proc_linux.go does with Linux's own
+// means (a child subreaper, /proc, the parent-death signal), and
+// proc_freebsd.go and proc_darwin.go with theirs, not done at all. The
+// command still gets a process group of its own, and timeouts and stops
 // reach that group; what leaves it is out of reach, and the command is not
 // killed should every die by SIGKILL. Porting every to a system means
 // replacing this file with one of its own.
@@ -42,8 +42,3 @@ func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: t
 
 // awaitExit cannot wait without reaping here: cmd.Wait does it.
 func awaitExit(int) bool { return false }
-
-// earlyWake is 0: there is no finer sleep to hand over to.
-const earlyWake = 0
-
-func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }

@@ -392,7 +392,7 @@ func nonRegular(t *testing.T, dir string) (paths map[string]string, target, miss
 	}
 	t.Cleanup(func() { ln.Close() })
 	dev := filepath.Join(dir, "null.json")
-	if err := unix.Mknod(dev, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err == nil {
+	if err := mknodNull(dev); err == nil {
 		paths["device"] = dev
 	} else {
 		t.Logf("no device node (mknod: %v)", err)
