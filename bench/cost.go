@@ -64,10 +64,10 @@ type costRun struct {
 	interval time.Duration
 	periods  int
 
-	runs      int
-	from, to  procSample
-	late      stats // every's own late_ms
-	err       error
+	runs     int
+	from, to procSample
+	late     stats // every's own late_ms
+	err      error
 }
 
 func (r *costRun) cpuPerRun() time.Duration { return (r.to.cpu - r.from.cpu) / time.Duration(r.runs) }

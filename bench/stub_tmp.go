@@ -1,5 +1,3 @@
 package main
 
-func rssSteady(*config) string { return "" }
-func startup(*config) string   { return "" }
-func fleet(*config) string     { return "" }
+func fleet(*config) string { return "" }
