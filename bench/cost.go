@@ -68,6 +68,7 @@ type costRun struct {
 	from, to procSample
 	late     stats // every's own late_ms
 	err      error
+	onSample func(i int) // if set, called right after sample i (0, 1) of /proc
 }
 
 func (r *costRun) cpuPerRun() time.Duration { return (r.to.cpu - r.from.cpu) / time.Duration(r.runs) }
@@ -106,6 +107,9 @@ func (r *costRun) measure(cfg *config, dir string) {
 	if r.err != nil {
 		return
 	}
+	if r.onSample != nil {
+		r.onSample(0)
+	}
 	n0 := countLines(stamps)
 	if r.err = waitLines(stamps, n0+r.periods, bound); r.err != nil {
 		return
@@ -113,6 +117,9 @@ func (r *costRun) measure(cfg *config, dir string) {
 	time.Sleep(r.interval / 2)
 	if r.to, r.err = sampleProc(cmd.Process.Pid); r.err != nil {
 		return
+	}
+	if r.onSample != nil {
+		r.onSample(1)
 	}
 	r.runs = countLines(stamps) - n0
 	if r.w.every {

@@ -182,7 +182,14 @@ func check(err error) {
 	}
 }
 
+// atFail are run, last first, before fail exits: what the harness started
+// outside its scratch directory (a redis-server) must not outlive it.
+var atFail []func()
+
 func fail(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	for i := len(atFail) - 1; i >= 0; i-- {
+		atFail[i]()
+	}
 	os.Exit(1)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -29,21 +30,28 @@ func overhead(cfg *config) string {
 		{"flock -n LOCK timeout 10 true", []string{"flock", "-n", lock, "timeout", "10", truePath}},
 		{"minimal Go exec, one run (bench/minloop 1m 1 true)", []string{cfg.minloop, "1m", "1", truePath}},
 		{"every 1m --max-runs 1 --no-state --no-lock -- true", []string{cfg.every, "1m", "--max-runs", "1", "--no-state", "--no-lock", "-q", "--", truePath}},
-		{"every 1m --max-runs 1 -- true (lock and state on)", []string{cfg.every, "1m", "--max-runs", "1", "--state-dir", stateDir, "--name", "o", "-q", "--", truePath}},
+		{"every 1m --max-runs 1 -- true (lock and state on)", []string{cfg.every, "1m", "--max-runs", "1", "--state-dir", stateDir, "-q", "--", truePath}},
 	}
 	const flockRow, loopRow, everyRow = 1, 2, 4
 	var b strings.Builder
 	fmt.Fprintf(&b, "One-shot, as cron would run it: each command run %d times, the rows taking turns run by run so that "+
-		"load falls on all alike; median wall time, and the CPU "+
+		"load falls on all alike (every with lock and state on under a new job name each time, its state absent: "+
+		"a job that ran a moment ago would wait for the next minute); median wall time, and the CPU "+
 		"of the whole process tree (user+system, from wait4), with what each adds over the bare exec. every's figures include "+
 		"starting a Go process.\n\n", n)
 	fmt.Fprintln(&b, "| command | wall median (ms) | wall p90 (ms) | adds to bare exec (ms) | CPU median (ms) | CPU added (ms) |")
 	fmt.Fprintln(&b, "| --- | ---: | ---: | ---: | ---: | ---: |")
 	walls := make([][]time.Duration, len(rows))
 	cpus := make([][]time.Duration, len(rows))
-	for range n {
+	for k := range n {
 		for i, r := range rows {
-			cmd := exec.Command(r.argv[0], r.argv[1:]...)
+			argv := r.argv
+			if i == everyRow {
+				// A fresh job name each time: the state of a job that ran a
+				// moment ago would hold its next run until the next minute.
+				argv = append(slices.Clone(argv[:4]), append([]string{"--name", fmt.Sprintf("o%d", k)}, argv[4:]...)...)
+			}
+			cmd := exec.Command(argv[0], argv[1:]...)
 			start := time.Now()
 			if err := cmd.Run(); err != nil {
 				fail("%s: %v", r.name, err)

@@ -1,3 +1,0 @@
-package main
-
-func fleet(*config) string { return "" }
