@@ -5,7 +5,7 @@
 // machine's description, to bench/RESULTS.md. The every measured is built
 // from the tree at run time, as are the references (static, CGO_ENABLED=0).
 //
-//	go run ./bench                  # about 15 minutes
+//	go run ./bench                  # about 16 minutes
 //	go run ./bench -quick           # a few minutes, rougher figures
 //	go run ./bench -only 8,10       # sections 8 and 10 only
 //	go run ./bench -peers           # add supercronic (go install, pinned) to section 8
@@ -69,20 +69,23 @@ func main() {
 		}
 		cfg.extra[name] = tmpl
 	}
+	atFail = append(atFail, func() { os.RemoveAll(dir) })
+	if *runitor != "" {
+		p, err := exec.LookPath(*runitor)
+		if err == nil {
+			p, err = filepath.Abs(p)
+		}
+		if err != nil {
+			fail("-runitor %s: want the path of a runitor binary: %v", *runitor, err)
+		}
+		cfg.runitor = p
+	}
 	cfg.every = build(dir, ".", "every")
 	cfg.stamp = build(dir, "./bench/stamp", "stamp")
 	cfg.minloop = build(dir, "./bench/minloop", "minloop")
 	cfg.hello = build(dir, "./bench/hello", "hello")
 	if *peers {
 		cfg.supercronic = installSupercronic(dir)
-	}
-	if *runitor != "" {
-		p, err := filepath.Abs(*runitor)
-		check(err)
-		if _, err := os.Stat(p); err != nil {
-			fail("-runitor: %v", err)
-		}
-		cfg.runitor = p
 	}
 
 	var report strings.Builder
