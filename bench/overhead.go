@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -27,34 +28,52 @@ func overhead(cfg *config) string {
 	}{
 		{"bare fork+exec of true", []string{truePath}},
 		{"flock -n LOCK timeout 10 true", []string{"flock", "-n", lock, "timeout", "10", truePath}},
-		{"every --max-runs 1 --no-state --no-lock -- true", []string{cfg.every, "1ms", "--max-runs", "1", "--no-state", "--no-lock", "-q", "--", truePath}},
-		{"every --max-runs 1 -- true (lock and state on)", []string{cfg.every, "1ms", "--max-runs", "1", "--state-dir", stateDir, "--name", "o", "-q", "--", truePath}},
+		{"minimal Go exec, one run (bench/minloop 1m 1 true)", []string{cfg.minloop, "1m", "1", truePath}},
+		{"every 1m --max-runs 1 --no-state --no-lock -- true", []string{cfg.every, "1m", "--max-runs", "1", "--no-state", "--no-lock", "-q", "--", truePath}},
+		{"every 1m --max-runs 1 -- true (lock and state on)", []string{cfg.every, "1m", "--max-runs", "1", "--state-dir", stateDir, "-q", "--", truePath}},
 	}
+	const flockRow, loopRow, everyRow = 1, 2, 4
 	var b strings.Builder
-	fmt.Fprintf(&b, "One-shot, as cron would run it: each command run %d times in a row; median wall time, and the CPU "+
+	fmt.Fprintf(&b, "One-shot, as cron would run it: each command run %d times, the rows taking turns run by run so that "+
+		"load falls on all alike (every with lock and state on under a new job name each time, its state absent: "+
+		"a job that ran a moment ago would wait for the next minute); median wall time, and the CPU "+
 		"of the whole process tree (user+system, from wait4), with what each adds over the bare exec. every's figures include "+
 		"starting a Go process.\n\n", n)
 	fmt.Fprintln(&b, "| command | wall median (ms) | wall p90 (ms) | adds to bare exec (ms) | CPU median (ms) | CPU added (ms) |")
 	fmt.Fprintln(&b, "| --- | ---: | ---: | ---: | ---: | ---: |")
-	var bareWall, bareCPU time.Duration
-	for i, r := range rows {
-		var walls, cpus []time.Duration
-		for range n {
-			cmd := exec.Command(r.argv[0], r.argv[1:]...)
+	walls := make([][]time.Duration, len(rows))
+	cpus := make([][]time.Duration, len(rows))
+	for k := range n {
+		for i, r := range rows {
+			argv := r.argv
+			if i == everyRow {
+				// A fresh job name each time: the state of a job that ran a
+				// moment ago would hold its next run until the next minute.
+				argv = append(slices.Clone(argv[:4]), append([]string{"--name", fmt.Sprintf("o%d", k)}, argv[4:]...)...)
+			}
+			cmd := exec.Command(argv[0], argv[1:]...)
 			start := time.Now()
 			if err := cmd.Run(); err != nil {
 				fail("%s: %v", r.name, err)
 			}
-			walls = append(walls, time.Since(start))
+			walls[i] = append(walls[i], time.Since(start))
 			ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-			cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+			cpus[i] = append(cpus[i], time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
 		}
-		w, c := summarize(walls), summarize(cpus)
+	}
+	medians := make([]time.Duration, len(rows))
+	var bareWall, bareCPU time.Duration
+	for i, r := range rows {
+		w, c := summarize(walls[i]), summarize(cpus[i])
+		medians[i] = w.median
 		if i == 0 {
 			bareWall, bareCPU = w.median, c.median
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.name, ms(w.median), ms(w.p90), ms(w.median-bareWall), ms(c.median), ms(c.median-bareCPU))
 	}
+	fmt.Fprintf(&b, "\nWall time against flock + timeout's (median ÷ median): every one-shot, lock and state on, %.2f× "+
+		"(goal ≤ 1.00×: %s); the minimal Go exec %.2f×.\n", ratio(medians[everyRow], medians[flockRow]),
+		yes(medians[everyRow] <= medians[flockRow]), ratio(medians[loopRow], medians[flockRow]))
 
 	// The state write alone, as every makes it.
 	f := state.File{Path: filepath.Join(cfg.dir, "fsync", "job.json")}

@@ -34,8 +34,10 @@ func scale(cfg *config) string {
 	}
 	cpuPerMin := time.Duration(float64(after.cpu-before.cpu) * float64(time.Minute) / float64(window))
 	fmt.Fprintf(&b, "%d concurrent `every 1s -- true` jobs, measured over %s: total RSS %s MiB (%s MiB each), "+
-		"total CPU of the every processes %s ms per minute (%s ms per job per minute).\n\n",
-		jobs, window, mib(after.rssKiB), mib(after.rssKiB/int64(jobs)), ms(cpuPerMin), ms(cpuPerMin/time.Duration(jobs)))
+		"total CPU of the every processes %s ms per minute (%s ms per job per minute). RSS is VmRSS summed over the every "+
+		"processes (shared pages counted in each). Goal: ≤ %s MiB each: %s.\n\n",
+		jobs, window, mib(after.rssKiB), mib(after.rssKiB/int64(jobs)), ms(cpuPerMin), ms(cpuPerMin/time.Duration(jobs)),
+		mib(goalScaleRSSKiB), yes(after.rssKiB/int64(jobs) <= goalScaleRSSKiB))
 
 	// Eight instances contending for one job at 10ms slots.
 	cdir := filepath.Join(cfg.dir, "contend")
