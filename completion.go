@@ -192,9 +192,10 @@ _every() {
         if [[ $w == -- && -z $sub ]]; then
             cmd=$((i + 1)); break
         fi
-        case $w in
-        --state-dir) statedir=${COMP_WORDS[i+1]} ;;
-        esac
+        if [[ $w == --state-dir ]]; then
+            statedir=${COMP_WORDS[i+1]}
+            [[ $statedir == = ]] && statedir=${COMP_WORDS[i+2]}
+        fi
         case $w in
         %[1]s)
             ((i++)); [[ ${COMP_WORDS[i]} == = ]] && ((i++)); continue ;;
@@ -392,8 +393,14 @@ func fishCompletion(w io.Writer) {
 function __every_jobs
     set -l tokens (commandline -opc)
     set -l dir
-    set -l i (contains -i -- --state-dir $tokens)
-    and set dir --state-dir $tokens[(math $i + 1)]
+    for i in (seq (count $tokens))
+        switch $tokens[$i]
+            case --state-dir
+                set dir --state-dir $tokens[(math $i + 1)]
+            case '--state-dir=*'
+                set dir $tokens[$i]
+        end
+    end
     every status --%s $dir 2>/dev/null
 end
 
