@@ -331,8 +331,11 @@ func zshCompletion(w io.Writer) {
 _every_jobs() {
     local -a jobs dir
     local i
-    for ((i = 2; i < CURRENT; i++)); do
-        [[ ${words[i]} == --state-dir ]] && dir=(--state-dir "${words[i+1]}")
+    for ((i = 1; i < CURRENT; i++)); do
+        case ${words[i]} in
+        --state-dir) dir=(--state-dir "${words[i+1]}") ;;
+        --state-dir=*) dir=("${words[i]}") ;;
+        esac
     done
     jobs=(${(f)"$(every status --%[4]s $dir 2>/dev/null)"})
     compadd -a jobs
@@ -344,30 +347,45 @@ _every() {
     status_opts=(%[2]s)
     next_opts=(%[3]s)
 
-    # The subcommand is the first word that is neither an option nor its value.
-    local i=2 w
+    # The first word that is neither an option nor its value is a
+    # subcommand or the schedule; after "--", or the next such word, comes
+    # the command.
+    local i=2 w sched=
     while ((i < CURRENT)); do
         w=${words[i]}
         case $w in
-        --) break ;;
+        --)
+            shift $i words
+            ((CURRENT -= i))
+            _normal
+            return ;;
         --*=*|%[6]s) ;;
         -*) ((i++)) ;;
-        status|next|completion)
-            shift $((i - 1)) words
-            ((CURRENT -= i - 1))
+        *)
+            if [[ -n $sched ]]; then
+                shift $((i - 1)) words
+                ((CURRENT -= i - 1))
+                _normal
+                return
+            fi
             case $w in
-            status) _arguments -s $status_opts '*:job:_every_jobs' ;;
-            next) _arguments -s $next_opts '1:schedule: ' ;;
-            completion) _arguments '1:shell:(%[5]s)' ;;
+            status|next|completion)
+                shift $((i - 1)) words
+                ((CURRENT -= i - 1))
+                case $w in
+                status) _arguments -s $status_opts '*:job:_every_jobs' ;;
+                next) _arguments -s $next_opts '1:schedule: ' ;;
+                completion) _arguments '1:shell:(%[5]s)' ;;
+                esac
+                return ;;
             esac
-            return ;;
-        *) break ;;
+            sched=$w ;;
         esac
         ((i++))
     done
     _arguments -s $run_opts \
         '1:schedule:(status next completion)' \
-        '*::command:_normal'
+        '2:command:_command_names -e'
 }
 
 if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
