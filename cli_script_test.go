@@ -14,7 +14,8 @@ import (
 //
 // "--max-runs 1" goes right after "every" (options may stand before the
 // schedule), so a job runs once and every exits with its status; every
-// next runs as it is. With "!", the example must fail.
+// next runs as it is. With "!", the example must fail (timeout(1)'s 124
+// when it did not end within waitBound is a failure either way).
 func exampleCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 || (args[0] == "-count") != (len(args) == 2) || len(args) > 2 {
 		ts.Fatalf("usage: example -count N | example K")
@@ -38,7 +39,10 @@ func exampleCmd(ts *testscript.TestScript, neg bool, args []string) {
 		argv = slices.Insert(argv, 1, "--max-runs", "1")
 	}
 	ts.Logf("example %d: %q", k, argv)
-	err = ts.Exec(argv[0], argv[1:]...)
+	// Bounded all the same: an example that does not end within waitBound
+	// (a schedule that waits for its slot) fails, killed by timeout(1).
+	bound := strconv.Itoa(int(waitBound.Seconds()))
+	err = ts.Exec("timeout", append([]string{"-k", "5", bound}, argv...)...)
 	switch {
 	case neg && err == nil:
 		ts.Fatalf("example %d succeeded, want a failure", k)
