@@ -10,14 +10,16 @@ import (
 
 // invocation is argv split into its parts.
 type invocation struct {
-	opts     []string        // option tokens, in their order, values included
-	given    map[string]bool // the options given on the command line, by canonical name
-	schedule string
-	command  []string
-	help     bool     // --help or --version: no schedule needed
-	status   bool     // every status
-	next     bool     // every next
-	names    []string // every status NAME..., every next SCHEDULE
+	opts       []string        // option tokens, in their order, values included
+	given      map[string]bool // the options given on the command line, by canonical name
+	schedule   string
+	command    []string
+	help       bool     // --help: no schedule needed
+	version    bool     // --version: no schedule needed either
+	status     bool     // every status
+	next       bool     // every next
+	completion bool     // every completion
+	names      []string // every status NAME..., every next SCHEDULE, every completion SHELL
 }
 
 // split separates options, the schedule and the command. urfave/cli stops
@@ -35,7 +37,7 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 			break
 		}
 		if len(a) < 2 || a[0] != '-' {
-			if positional == 0 && (a == "status" || a == "next") {
+			if positional == 0 && (a == "status" || a == "next" || a == "completion") {
 				// Options before the subcommand are its own: every --state-dir D status.
 				return splitSub(a, append(slices.Clone(inv.opts), args[i+1:]...))
 			}
@@ -54,14 +56,19 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 		if inv.given == nil {
 			inv.given = map[string]bool{}
 		}
+		i += len(tokens) - 1
+		if name == "version" {
+			// every's own, not urfave/cli's: printed by parse.
+			inv.version = true
+			continue
+		}
 		inv.given[canonical[name]] = true
 		inv.opts = append(inv.opts, tokens...)
-		i += len(tokens) - 1
-		if name == "help" || name == "h" || name == "version" {
+		if name == "help" || name == "h" {
 			inv.help = true
 		}
 	}
-	if inv.help {
+	if inv.help || inv.version {
 		return inv, nil
 	}
 	if inv.schedule == "" {
@@ -73,13 +80,17 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 	return inv, nil
 }
 
-// splitSub gathers the options of every status or every next, wherever they
-// stand, from the job names or the schedule.
+// splitSub gathers the options of every status, every next or every
+// completion, wherever they stand, from the job names, the schedule or the
+// shell.
 func splitSub(sub string, args []string) (invocation, error) {
-	inv := invocation{status: sub == "status", next: sub == "next"}
+	inv := invocation{status: sub == "status", next: sub == "next", completion: sub == "completion"}
 	arity := flagArity(statusFlags)
-	if inv.next {
+	switch {
+	case inv.next:
 		arity = flagArity(nextFlags)
+	case inv.completion:
+		arity = flagArity(nil)
 	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]

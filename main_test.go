@@ -87,6 +87,8 @@ func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 		"slotcheck": slotCheckCmd,
 		// healthchecks.io pings (ping_script_test.go).
 		"pingserver": pingServerCmd,
+		// Help, usage and completion (cli_script_test.go).
+		"example": exampleCmd,
 	}
 }
 
