@@ -31,7 +31,7 @@ func TestCompletionScriptsLoad(t *testing.T) {
 		t.Run(tt.shell+" "+strings.Join(tt.args, " "), func(t *testing.T) {
 			path, err := exec.LookPath(tt.shell)
 			if err != nil {
-				t.Skipf("%s is not installed: its completion script is not checked", tt.shell)
+				skipWithout(t, tt.shell, "its completion script is not checked")
 			}
 			out, err := exec.Command(path, tt.args...).CombinedOutput()
 			if err != nil {
@@ -126,7 +126,7 @@ func TestCompletionsComplete(t *testing.T) {
 	for _, shell := range shellNames {
 		t.Run(shell, func(t *testing.T) {
 			if _, err := exec.LookPath(shell); err != nil {
-				t.Skipf("%s is not installed: its completion is not driven", shell)
+				skipWithout(t, shell, "its completion is not driven")
 			}
 			for _, tt := range tests {
 				got := completeWith(t, shell, tt.line)
@@ -137,4 +137,14 @@ func TestCompletionsComplete(t *testing.T) {
 			}
 		})
 	}
+}
+
+// skipWithout skips a test whose tool is not installed, or fails it when
+// EVERY_REQUIRE_SHELLS is set, as in CI, where a skip would hide a check.
+func skipWithout(t *testing.T, tool, what string) {
+	t.Helper()
+	if os.Getenv("EVERY_REQUIRE_SHELLS") != "" {
+		t.Fatalf("%s is not installed and EVERY_REQUIRE_SHELLS is set: %s", tool, what)
+	}
+	t.Skipf("%s is not installed: %s", tool, what)
 }

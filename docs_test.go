@@ -120,7 +120,7 @@ func TestManPage(t *testing.T) {
 		}
 	}
 	if _, err := exec.LookPath("groff"); err != nil {
-		t.Skip("groff is not installed: every(1) not rendered")
+		skipWithout(t, "groff", "every(1) not rendered")
 	}
 	cmd := exec.Command("groff", "-man", "-Tutf8", "-ww", "-z")
 	cmd.Stdin = strings.NewReader(page)
