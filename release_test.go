@@ -400,7 +400,13 @@ func TestSystemdUnit(t *testing.T) {
 	if m == nil {
 		t.Fatal("every.conf.example: no EVERY_ARGS=\"...\" line")
 	}
-	args := append([]string{"--name", "backup", "--state-dir", "/var/lib/every"}, splitQuoted(t, string(m[1]))...)
+	// systemd splits a $VAR word at whitespace with quotes respected and
+	// removed, as a shell does (systemd.service(5), "Command lines").
+	words, err := shellWords(string(m[1]))
+	if err != nil {
+		t.Fatalf("EVERY_ARGS in every.conf.example: %v", err)
+	}
+	args := append([]string{"--name", "backup", "--state-dir", "/var/lib/every"}, words...)
 	req, err := parse(args, io.Discard, io.Discard)
 	if err != nil || req.run == nil {
 		t.Errorf("every %q from every.conf.example: %v", args, err)
@@ -433,40 +439,4 @@ func TestSystemdUnit(t *testing.T) {
 	if err != nil || len(out) > 0 {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
-}
-
-// splitQuoted splits s as systemd splits a $VAR word: at whitespace, with
-// single and double quotes respected and removed (no escapes needed here).
-func splitQuoted(t *testing.T, s string) []string {
-	t.Helper()
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	var quote rune
-	for _, r := range s {
-		switch {
-		case quote != 0 && r == quote:
-			quote = 0
-		case quote != 0:
-			cur.WriteRune(r)
-		case r == '\'' || r == '"':
-			quote, inWord = r, true
-		case r == ' ' || r == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if quote != 0 {
-		t.Fatalf("unbalanced quote in %q", s)
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
 }

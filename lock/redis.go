@@ -52,7 +52,12 @@ type Redis struct {
 // a restart without persistence, a failover to a replica that lacks it), the
 // clock still puts the next token above every one handed out before, as long
 // as the server's clock does not go back.
-var acquire = redis.NewScript(`
+var acquire = redis.NewScript(takeLock + "  return {1, token}\n" + orHolder)
+
+// takeLock is the start of a script that takes the lock and its fencing
+// token (see acquire); it leaves the token in the Lua local token, for the
+// script to return with whatever else it reads under the lock.
+const takeLock = `
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   local token = redis.call('INCR', KEYS[2])
   local t = redis.call('TIME')
@@ -61,10 +66,11 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
     token = floor
     redis.call('SET', KEYS[2], string.format('%d', token))
   end
-  return {1, token}
-end
-return {0, redis.call('GET', KEYS[1])}
-`)
+`
+
+// orHolder ends a script begun with takeLock: the lock was not free, and
+// the holder's value is returned.
+const orHolder = "end\nreturn {0, redis.call('GET', KEYS[1])}\n"
 
 // renew extends the lock if it still holds our value.
 var renew = redis.NewScript(`

@@ -55,19 +55,8 @@ type Session struct {
 // acquireLoad is acquire (see there), and also reads the record, as
 // state.Redis's Load does (its first MaxSize+1 bytes; "" for none):
 // {1, token, record} when the lock was taken, {0, holder's value} when not.
-var acquireLoad = redis.NewScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local token = redis.call('INCR', KEYS[2])
-  local t = redis.call('TIME')
-  local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  if floor > token then
-    token = floor
-    redis.call('SET', KEYS[2], string.format('%d', token))
-  end
-  return {1, token, redis.call('GETRANGE', KEYS[3], 0, ARGV[3])}
-end
-return {0, redis.call('GET', KEYS[1])}
-`)
+var acquireLoad = redis.NewScript(takeLock +
+	"  return {1, token, redis.call('GETRANGE', KEYS[3], 0, ARGV[3])}\n" + orHolder)
 
 // fencedSave writes the record (KEYS[1]) unless another holder has taken the
 // lock (KEYS[2]) since the lease of value ARGV[2] and token ARGV[3]: the key
