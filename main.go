@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -30,6 +32,7 @@ const (
 )
 
 func main() {
+	tuneRuntime(os.Getenv)
 	// A write to a closed stderr (every ... 2>&1 | head) must not kill every
 	// and, through the parent-death signal, its running command: with SIGPIPE
 	// handled, the write fails with EPIPE instead and logging stops there.
@@ -43,6 +46,29 @@ func main() {
 	}
 	code, sig := run(os.Args[1:], os.Stderr)
 	exit(code, sig)
+}
+
+// Runtime defaults for a process that mostly sleeps: every's own work per run
+// is a few system calls on one goroutine at a time, and its heap is well under
+// a megabyte live. One P keeps the Go scheduler from handing work to a second
+// thread (and waking it) around each blocking call such as an fsync, about
+// half of every's context switches per run; a GC target of 25% keeps the heap
+// that a run's garbage grows to near the live heap instead of doubling it. The
+// user's GOMAXPROCS and GOGC, when set, win.
+const (
+	defaultMaxProcs  = 1
+	defaultGCPercent = 25
+)
+
+// tuneRuntime applies the runtime defaults above, except those the
+// environment (getenv) sets.
+func tuneRuntime(getenv func(string) string) {
+	if getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(defaultMaxProcs)
+	}
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 }
 
 // ignoredAtStart records the stop signals every inherited as ignored.
