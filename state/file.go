@@ -78,24 +78,69 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 }
 
 // read reads the file, at most MaxSize bytes (errTooLarge beyond), with what
-// it was (for setAside).
-func (f File) read() ([]byte, fs.FileInfo, error) {
-	fh, fi, err := openRegular(f.Path)
+// it was (for setAside). It goes to the system calls directly: an *os.File
+// would try to register the descriptor with the poller on each read.
+func (f File) read() ([]byte, *unix.Stat_t, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(f.Path, &st); err != nil {
+		return nil, nil, &fs.PathError{Op: "lstat", Path: f.Path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, nil, &fs.PathError{Op: "open", Path: f.Path, Err: regular.Not(statKind(st.Mode))}
+	}
+	// Lstat first, so that a device or a FIFO is never opened at all; the
+	// flags and the fstat close the race.
+	fd, err := regular.Open(f.Path, unix.O_RDONLY, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer fh.Close()
-	if fi.Size() > MaxSize {
-		return nil, fi, errTooLarge
+	defer unix.Close(fd)
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, nil, &fs.PathError{Op: "fstat", Path: f.Path, Err: err}
 	}
-	b, err := io.ReadAll(io.LimitReader(fh, MaxSize+1))
-	if err != nil {
-		return nil, nil, &fs.PathError{Op: "read", Path: f.Path, Err: err}
+	if st.Size > MaxSize {
+		return nil, &st, errTooLarge
+	}
+	// One byte more than the size, to see the end in one read; a file that
+	// grew since is read on, up to MaxSize+1.
+	b := make([]byte, 0, st.Size+1)
+	for len(b) <= MaxSize {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):min(cap(b), MaxSize+1)])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, &fs.PathError{Op: "read", Path: f.Path, Err: err}
+		}
+		if n == 0 {
+			break
+		}
+		b = b[:len(b)+n]
 	}
 	if len(b) > MaxSize {
-		return nil, fi, errTooLarge
+		return nil, &st, errTooLarge
 	}
-	return b, fi, nil
+	return b, &st, nil
+}
+
+// statKind names the file type of a stat mode that is not a regular file.
+func statKind(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFIFO:
+		return "a FIFO"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "a device"
+	case unix.S_IFLNK:
+		return "a symbolic link"
+	}
+	return "not a regular file"
 }
 
 // Read reads the record as Load does, but changes nothing: a missing record
@@ -145,9 +190,9 @@ func (f File) Load(context.Context) (*Record, error) {
 // setAside renames the file that was read, fi, to <file>.corrupt-<unix
 // seconds>, if it is still the one at the path: what took its place since is
 // not renamed unseen.
-func (f File) setAside(fi fs.FileInfo, why error) error {
-	now, err := os.Lstat(f.Path)
-	if err != nil || !os.SameFile(fi, now) {
+func (f File) setAside(was *unix.Stat_t, why error) error {
+	var now unix.Stat_t
+	if err := unix.Lstat(f.Path, &now); err != nil || now.Dev != was.Dev || now.Ino != was.Ino {
 		return fmt.Errorf("state %s cannot be used (%v) and was replaced while being read; reading it again next time", f.Path, why)
 	}
 	moved := f.Path + ".corrupt-" + strconv.FormatInt(time.Now().Unix(), 10)
