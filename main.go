@@ -208,7 +208,7 @@ func jobFiles(st settings, cfg *runner.Config) error {
 		} else if err != nil {
 			return fmt.Errorf("cannot create lock file %q: %w; fix the directory's permissions, or choose --state-dir, --lock or --no-lock", lockPath, unwrapPath(err))
 		}
-		cfg.Lock = lock.File{Path: lockPath}
+		cfg.Lock = &lock.File{Path: lockPath}
 	}
 	if statePath != "" {
 		// Held until every exits, however it exits: every status's ACTIVE
