@@ -86,7 +86,7 @@ func (f File) read() ([]byte, *unix.Stat_t, error) {
 		return nil, nil, &fs.PathError{Op: "lstat", Path: f.Path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, nil, &fs.PathError{Op: "open", Path: f.Path, Err: regular.Not(statKind(st.Mode))}
+		return nil, nil, &fs.PathError{Op: "open", Path: f.Path, Err: regular.Not(statKind(uint32(st.Mode)))}
 	}
 	// Lstat first, so that a device or a FIFO is never opened at all; the
 	// flags and the fstat close the race.
