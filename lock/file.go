@@ -27,7 +27,8 @@ import (
 // (ErrNotRegular) and never opened in a way that can block or follow the link.
 //
 // A *File keeps the lock file open between runs (unlocked: the lock is never
-// held while idle), and saves an open, an fstat and a close per run. Once
+// held while idle), and saves an open, an fstat and a close per run; not an
+// executable file, which is closed after each run as before. Once
 // the lock is taken, the path is checked to lead to the very file locked
 // (lstat: same device and inode): a lock file deleted, renamed away or
 // replaced (by another file, a link, a directory) since it was opened is let
@@ -41,6 +42,7 @@ type File struct {
 	fd   int  // the kept descriptor; valid when open
 	open bool // fd is open
 	held bool // fd is locked by a lease not yet released
+	keep bool // keep fd open after the release: the file is not executable
 }
 
 // ErrNotRegular is the error, wrapped in an *fs.PathError, of a lock path
@@ -135,8 +137,12 @@ func (f *File) lockKept(ctx context.Context, wait time.Duration) (Lease, error) 
 			// out once it has the lock.)
 			return nil, &BusyError{}
 		}
-		same, err := f.atPath()
+		same, mode, err := f.atPath()
 		if same {
+			// An executable (a script locked with --lock "$0") is not kept
+			// open between runs: a descriptor open for writing would make
+			// anyone's exec of it fail with ETXTBSY while every is idle.
+			f.keep = mode&0o111 == 0
 			return &keptLease{f: f}, nil
 		}
 		// The file locked is no longer the one at the path: let it go,
@@ -159,21 +165,22 @@ func (f *File) release() {
 	f.mu.Unlock()
 }
 
-// atPath reports whether the kept descriptor is the file at the path now. A
-// missing path is false, with no error: it is opened (created) again.
-func (f *File) atPath() (bool, error) {
+// atPath reports whether the kept descriptor is the file at the path now,
+// and the file's mode. A missing path is false, with no error: it is opened
+// (created) again.
+func (f *File) atPath() (bool, uint32, error) {
 	var held, now unix.Stat_t
 	if err := unix.Fstat(f.fd, &held); err != nil {
-		return false, &fs.PathError{Op: "fstat", Path: f.Path, Err: err}
+		return false, 0, &fs.PathError{Op: "fstat", Path: f.Path, Err: err}
 	}
 	err := unix.Lstat(f.Path, &now)
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return false, nil
+		return false, 0, nil
 	case err != nil:
-		return false, &fs.PathError{Op: "lstat", Path: f.Path, Err: err}
+		return false, 0, &fs.PathError{Op: "lstat", Path: f.Path, Err: err}
 	}
-	return held.Dev == now.Dev && held.Ino == now.Ino, nil
+	return held.Dev == now.Dev && held.Ino == now.Ino, uint32(held.Mode), nil
 }
 
 // close closes the kept descriptor, releasing a lock on it.
@@ -265,9 +272,11 @@ func (l *keptLease) Unlock() error {
 	err := errors.New("unlock: already released")
 	l.once.Do(func() {
 		err = unix.Flock(l.f.fd, unix.LOCK_UN)
-		if err != nil {
+		if err != nil || !l.f.keep {
 			// Closing releases it for sure.
 			l.f.close()
+		}
+		if err != nil {
 			err = fmt.Errorf("unlock: %w", err)
 		}
 		l.f.release()

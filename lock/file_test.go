@@ -463,3 +463,27 @@ func TestFileKeptDescriptorRefusesLink(t *testing.T) {
 		t.Fatalf("Lock with a link at the path = %v, want ErrNotRegular", err)
 	}
 }
+
+// An executable lock file (--lock "$0") is not kept open between runs: a
+// descriptor open for writing would make its exec fail (ETXTBSY) while every
+// is idle.
+func TestFileExecutableNotKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := &File{Path: path}
+	lease, err := f.Lock(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if f.open {
+		t.Fatalf("descriptor %d of an executable lock file kept open after the release", f.fd)
+	}
+	if err := exec.Command(path).Run(); err != nil {
+		t.Errorf("exec of the lock file after the release: %v", err)
+	}
+}
