@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -24,8 +25,24 @@ import (
 // in the job's state record, not here. A path that is a symbolic link (even a
 // dangling one), a directory, a device, a FIFO or a socket is refused
 // (ErrNotRegular) and never opened in a way that can block or follow the link.
+//
+// A *File keeps the lock file open between runs (unlocked: the lock is never
+// held while idle), and saves an open, an fstat and a close per run; not an
+// executable file, which is closed after each run as before. Once
+// the lock is taken, the path is checked to lead to the very file locked
+// (lstat: same device and inode): a lock file deleted, renamed away or
+// replaced (by another file, a link, a directory) since it was opened is let
+// go and the path opened afresh, with all the checks above, so that the lock
+// is always on the file that flock(1) and other instances open by that path.
+// A File must not be copied once used.
 type File struct {
 	Path string
+
+	mu   sync.Mutex
+	fd   int  // the kept descriptor; valid when open
+	open bool // fd is open
+	held bool // fd is locked by a lease not yet released
+	keep bool // keep fd open after the release: the file is not executable
 }
 
 // ErrNotRegular is the error, wrapped in an *fs.PathError, of a lock path
@@ -78,9 +95,117 @@ func tryLock(fd int) (bool, error) {
 // waited for with a deadline.
 const pollEvery = 5 * time.Millisecond
 
-// Lock takes the file lock, trying again until wait has passed.
-func (f File) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
-	fd, err := open(f.Path)
+// Lock takes the file lock, trying again until wait has passed. On a *File
+// it keeps the descriptor for the next Lock (see File).
+func (f *File) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
+	f.mu.Lock()
+	if f.held {
+		f.mu.Unlock()
+		// A second lease on one *File at once: a descriptor of its own, or
+		// flock(2) would grant it on the one already locked.
+		return lockFresh(ctx, f.Path, wait)
+	}
+	f.held = true // the descriptor is this call's, then its lease's
+	f.mu.Unlock()
+	lease, err := f.lockKept(ctx, wait)
+	if err != nil {
+		f.release()
+	}
+	return lease, err
+}
+
+// lockKept takes the lock on the kept descriptor, opened if need be.
+func (f *File) lockKept(ctx context.Context, wait time.Duration) (Lease, error) {
+	for tries := 0; ; tries++ {
+		if !f.open {
+			fd, err := open(f.Path)
+			if err != nil {
+				return nil, err
+			}
+			f.fd, f.open = fd, true
+		}
+		ok, err := tryLock(f.fd)
+		if err == nil && !ok && wait > 0 {
+			ok, err = waitLock(ctx, f.fd, wait)
+		}
+		if err != nil {
+			f.close()
+			return nil, fmt.Errorf("lock %q: %w", f.Path, err)
+		}
+		if !ok {
+			// Busy. (If the path now leads elsewhere, the next Lock finds
+			// out once it has the lock.)
+			return nil, &BusyError{}
+		}
+		same, mode, err := f.atPath()
+		if same {
+			// An executable (a script locked with --lock "$0") is not kept
+			// open between runs: a descriptor open for writing would make
+			// anyone's exec of it fail with ETXTBSY while every is idle.
+			f.keep = mode&0o111 == 0
+			return &keptLease{f: f}, nil
+		}
+		// The file locked is no longer the one at the path: let it go,
+		// and lock what is there now. Twice at most: a path replaced at
+		// each try is someone else's game, reported.
+		f.close()
+		if err != nil || tries == 1 {
+			if err == nil {
+				err = errors.New("the lock file was replaced while being locked, twice")
+			}
+			return nil, fmt.Errorf("lock %q: %w", f.Path, err)
+		}
+	}
+}
+
+// release marks the kept descriptor free for the next Lock.
+func (f *File) release() {
+	f.mu.Lock()
+	f.held = false
+	f.mu.Unlock()
+}
+
+// atPath reports whether the kept descriptor is the file at the path now,
+// and the file's mode. A missing path is false, with no error: it is opened
+// (created) again.
+func (f *File) atPath() (bool, uint32, error) {
+	var held, now unix.Stat_t
+	if err := unix.Fstat(f.fd, &held); err != nil {
+		return false, 0, &fs.PathError{Op: "fstat", Path: f.Path, Err: err}
+	}
+	err := unix.Lstat(f.Path, &now)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return false, 0, nil
+	case err != nil:
+		return false, 0, &fs.PathError{Op: "lstat", Path: f.Path, Err: err}
+	}
+	return held.Dev == now.Dev && held.Ino == now.Ino, uint32(held.Mode), nil
+}
+
+// close closes the kept descriptor, releasing a lock on it.
+func (f *File) close() {
+	if f.open {
+		unix.Close(f.fd)
+		f.open = false
+	}
+}
+
+// Close closes the kept descriptor. The File can still be locked again.
+func (f *File) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.held {
+		return errors.New("close the lock file: the lock is held")
+	}
+	f.close()
+	return nil
+}
+
+// lockFresh takes the lock on a descriptor of its own, closed when the lease
+// is released.
+func lockFresh(ctx context.Context, path string, wait time.Duration) (Lease, error) {
+	fd, err := open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +215,7 @@ func (f File) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
 	}
 	if err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("lock %q: %w", f.Path, err)
+		return nil, fmt.Errorf("lock %q: %w", path, err)
 	}
 	if !ok {
 		unix.Close(fd)
@@ -135,6 +260,33 @@ func (l fileLease) Unlock() error {
 	}
 	return nil
 }
+
+// keptLease is a lease on a *File's kept descriptor.
+type keptLease struct {
+	f    *File
+	once sync.Once
+}
+
+// Unlock releases the lock and keeps the descriptor for the next Lock.
+func (l *keptLease) Unlock() error {
+	err := errors.New("unlock: already released")
+	l.once.Do(func() {
+		err = unix.Flock(l.f.fd, unix.LOCK_UN)
+		if err != nil || !l.f.keep {
+			// Closing releases it for sure.
+			l.f.close()
+		}
+		if err != nil {
+			err = fmt.Errorf("unlock: %w", err)
+		}
+		l.f.release()
+	})
+	return err
+}
+
+func (*keptLease) Lost() <-chan struct{}     { return nil }
+func (*keptLease) Token() int64              { return 0 }
+func (*keptLease) Expiring() <-chan struct{} { return nil }
 
 func (fileLease) Lost() <-chan struct{}     { return nil }
 func (fileLease) Token() int64              { return 0 }

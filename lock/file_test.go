@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -16,7 +17,7 @@ import (
 
 func TestFileLockExcludes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "job.lock")
-	a := File{Path: path}
+	a := &File{Path: path}
 	ctx := context.Background()
 	lease, err := a.Lock(ctx, 0)
 	if err != nil {
@@ -51,7 +52,7 @@ func TestFileLockExcludes(t *testing.T) {
 
 func TestFileLockWaits(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "job.lock")
-	f := File{Path: path}
+	f := &File{Path: path}
 	ctx := context.Background()
 	held, err := f.Lock(ctx, 0)
 	if err != nil {
@@ -112,7 +113,7 @@ func TestFileLockExcludesFlockCommand(t *testing.T) {
 			t.Fatal("flock(1) did not take the lock")
 		}
 	}
-	_, err = File{Path: path}.Lock(context.Background(), 0)
+	_, err = (&File{Path: path}).Lock(context.Background(), 0)
 	var busy *BusyError
 	if !errors.As(err, &busy) {
 		t.Fatalf("Lock while flock(1) holds it = %v, want busy", err)
@@ -142,7 +143,7 @@ func TestFileLockLeavesContent(t *testing.T) {
 	if err := os.WriteFile(path, content, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	f := File{Path: path}
+	f := &File{Path: path}
 	for range 3 {
 		if err := Check(path); err != nil {
 			t.Fatal(err)
@@ -197,7 +198,7 @@ func TestFileLockReadOnlyFile(t *testing.T) {
 			if err := Check(path); err != nil {
 				t.Fatalf("Check of a read-only file: %v", err)
 			}
-			f := File{Path: path}
+			f := &File{Path: path}
 			lease, err := f.Lock(context.Background(), 0)
 			if err != nil {
 				t.Fatalf("Lock of a read-only file: %v", err)
@@ -264,7 +265,7 @@ func TestFileRefusesWhatIsNotARegularFile(t *testing.T) {
 			}{
 				{"Check", func() error { return Check(path) }},
 				{"Lock", func() error {
-					l, err := File{Path: path}.Lock(context.Background(), 0)
+					l, err := (&File{Path: path}).Lock(context.Background(), 0)
 					if err == nil {
 						l.Unlock()
 					}
@@ -331,5 +332,158 @@ func bounded(t *testing.T, f func() error) error {
 	case <-time.After(30 * time.Second):
 		t.Fatal("blocked for 30s")
 		return nil
+	}
+}
+
+// flockN runs flock(1) -n on path: whether it got the lock.
+func flockN(t *testing.T, path string) bool {
+	t.Helper()
+	flock, err := exec.LookPath("flock")
+	if err != nil {
+		t.Skip("util-linux flock is not installed")
+	}
+	err = exec.Command(flock, "-n", "-E", "75", path, "true").Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &exit) && exit.ExitCode() == 75:
+		return false
+	}
+	t.Fatalf("flock -n %s: %v", path, err)
+	return false
+}
+
+// The descriptor a *File keeps between runs locks as a fresh one did: run
+// after run, flock(1) and another File are shut out while it is held, and
+// let in once it is released; and the file is opened once.
+func TestFileKeptDescriptorExcludes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lock")
+	f, other := &File{Path: path}, &File{Path: path}
+	ctx := context.Background()
+	var fd int
+	for run := range 3 {
+		lease, err := f.Lock(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run == 0 {
+			fd = f.fd
+		} else if f.fd != fd {
+			t.Errorf("run %d locked descriptor %d, want the kept %d", run, f.fd, fd)
+		}
+		if flockN(t, path) {
+			t.Fatalf("run %d: flock(1) got the lock while it was held", run)
+		}
+		if _, err := other.Lock(ctx, 0); !errors.Is(err, ErrBusy) {
+			t.Fatalf("run %d: another File's Lock while held = %v, want ErrBusy", run, err)
+		}
+		if err := lease.Unlock(); err != nil {
+			t.Fatal(err)
+		}
+		if link, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.fd)); !f.open || err != nil || link != path {
+			t.Errorf("run %d: descriptor not kept after the release (open %v, %q, %v)", run, f.open, link, err)
+		}
+		if !flockN(t, path) {
+			t.Fatalf("run %d: flock(1) shut out after the release", run)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A lock file deleted, or replaced by another file, while its descriptor is
+// kept is let go: the next Lock locks the file at the path, so it excludes
+// (and is excluded by) whoever locks the path now.
+func TestFileKeptDescriptorFollowsPath(t *testing.T) {
+	for _, how := range []string{"deleted", "replaced"} {
+		t.Run(how, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "job.lock")
+			f := &File{Path: path}
+			ctx := context.Background()
+			lease, err := f.Lock(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lease.Unlock()
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if how == "replaced" {
+				if err := os.WriteFile(path+".new", nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(path+".new", path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Another instance locks the file now at the path.
+			other, err := (&File{Path: path}).Lock(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Lock(ctx, 0); !errors.Is(err, ErrBusy) {
+				t.Fatalf("Lock on the kept descriptor of a %s file = %v, want ErrBusy: two holders", how, err)
+			}
+			other.Unlock()
+			lease, err = f.Lock(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lease.Unlock()
+			if flockN(t, path) {
+				t.Error("flock(1) got the lock of the file at the path while the kept File held it")
+			}
+		})
+	}
+}
+
+// A link put at the path while the descriptor is kept is refused, as at
+// start-up: never locked through, never followed.
+func TestFileKeptDescriptorRefusesLink(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "job.lock")
+	f := &File{Path: path}
+	lease, err := f.Lock(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Unlock()
+	if err := os.WriteFile(filepath.Join(dir, "target"), []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "target"), path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Lock(context.Background(), 0); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("Lock with a link at the path = %v, want ErrNotRegular", err)
+	}
+}
+
+// An executable lock file (--lock "$0") is not kept open between runs: a
+// descriptor open for writing would make its exec fail (ETXTBSY) while every
+// is idle.
+func TestFileExecutableNotKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := &File{Path: path}
+	lease, err := f.Lock(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if f.open {
+		t.Fatalf("descriptor %d of an executable lock file kept open after the release", f.fd)
+	}
+	if err := exec.Command(path).Run(); err != nil {
+		t.Errorf("exec of the lock file after the release: %v", err)
 	}
 }

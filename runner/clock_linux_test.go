@@ -120,20 +120,21 @@ func TestArmClocks(t *testing.T) {
 			[]string{"clockid: 7\n", "settime flags: 00\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := timerfds(t)
 			_, stop, err := tc.arm()
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer stop()
+			// The armed one: the timerfd that is set (the long-lived one
+			// of the other clock, if any, is disarmed).
 			var armed []string
-			for fd, info := range timerfds(t) {
-				if _, ok := before[fd]; !ok {
+			for _, info := range timerfds(t) {
+				if !strings.Contains(info, "it_value: (0, 0)") {
 					armed = append(armed, info)
 				}
 			}
 			if len(armed) != 1 {
-				t.Fatalf("%d new timerfds, want 1: %q", len(armed), armed)
+				t.Fatalf("%d armed timerfds, want 1: %q", len(armed), armed)
 			}
 			for _, want := range tc.want {
 				if !strings.Contains(armed[0], want) {
@@ -141,6 +142,93 @@ func TestArmClocks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The loop's waits, one at a time, all go to one long-lived timerfd per
+// clock: arming again opens no descriptor and starts no goroutine.
+func TestArmReusesTimerfd(t *testing.T) {
+	arms := map[string]func(d time.Duration) (<-chan bool, func(), error){
+		"wall": func(d time.Duration) (<-chan bool, func(), error) { return armWall(time.Now().Add(d)) },
+		"boot": armBoot,
+	}
+	for name, arm := range arms {
+		t.Run(name, func(t *testing.T) {
+			_, stop, err := arm(time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop()
+			fds, goroutines := timerfds(t), runtime.NumGoroutine()
+			for range 100 {
+				c, stop, err := arm(0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if now := timerfds(t); len(now) != len(fds) {
+					t.Fatalf("%d timerfds while armed, %d before: a new one per wait", len(now), len(fds))
+				}
+				if g := runtime.NumGoroutine(); g > goroutines {
+					t.Fatalf("%d goroutines while armed, %d before: a new one per wait", g, goroutines)
+				}
+				waitFire(t, c)
+				stop()
+			}
+		})
+	}
+}
+
+// An expiry of a wait that stopped without reading it never reaches the
+// next wait on the same timer: each wait fires at its own time, not before.
+func TestArmReusedNotEarly(t *testing.T) {
+	const d = 20 * time.Millisecond
+	for i := range 50 {
+		c, stop, err := armBoot(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			waitFire(t, c) // the expiry is being read: a read under way races the stop
+		}
+		stop()
+		start := time.Now()
+		c, stop, err = armBoot(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, at := waitFire(t, c)
+		stop()
+		if set || at.Sub(start) < d {
+			t.Fatalf("wait %d of %v fired after %v (set %v): an earlier wait's expiry", i, d, at.Sub(start), set)
+		}
+	}
+}
+
+// A wait woken by a set of the wall clock leaves the long-lived timer fit
+// for the next: that one fires at its own time, with false, and so do the
+// hundred after it.
+func TestArmWallReusedAfterClockSet(t *testing.T) {
+	c, stop, err := armWall(time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stepClock(t, time.Microsecond)
+	stepClock(t, -time.Microsecond)
+	if set, _ := waitFire(t, c); !set {
+		t.Error("a clock set woke the wake-up with false, want true")
+	}
+	stop()
+	for i := range 100 {
+		at := time.Now().Add(time.Millisecond)
+		c, stop, err := armWall(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, when := waitFire(t, c)
+		stop()
+		if set || when.Before(at) {
+			t.Fatalf("wait %d after a clock set: fired at %v for %v, set %v", i, when, at, set)
+		}
 	}
 }
 
@@ -229,6 +317,11 @@ func TestArmStopIsFinal(t *testing.T) {
 	}
 	for name, arm := range arms {
 		t.Run(name, func(t *testing.T) {
+			_, stop, err := arm()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop() // the clock's long-lived timer and its goroutine exist from here
 			goroutines := runtime.NumGoroutine()
 			const n = 1000
 			cs, held := make([]<-chan bool, n), make([]int, n)

@@ -7,8 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Attempt is one execution of the command, as the loop hands it to an ExecFunc.
@@ -56,7 +61,7 @@ const escapeeTick = 20 * time.Millisecond
 // writes to every's own descriptors: a terminal stays a terminal.
 func Exec(ctx context.Context, a Attempt) Result {
 	procs.enable()
-	cmd := exec.Command(a.Argv[0], a.Argv[1:]...)
+	cmd := command(a.Argv)
 	cmd.Env = a.Env
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr // *os.File: passed straight through, no copying
 	var out *output
@@ -68,6 +73,8 @@ func Exec(ctx context.Context, a Attempt) Result {
 	}
 	if a.Stdin {
 		cmd.Stdin = os.Stdin
+	} else if null, err := devNull(); err == nil {
+		cmd.Stdin = null // else exec.Cmd opens /dev/null itself
 	}
 	cmd.SysProcAttr = sysProcAttr()
 	esc, err := procs.start(cmd)
@@ -103,6 +110,55 @@ func Exec(ctx context.Context, a Attempt) Result {
 		out.wait()
 	}
 	return res
+}
+
+// devNull is /dev/null for reading, opened once: the stdin of every command
+// run without --stdin (exec.Cmd would open and close it for each run).
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
+
+// paths caches where the PATH look-ups of command names led, so that a run
+// does not stat the command in each directory of $PATH: a cached path is
+// used while it is still an executable file (one access(2)), and looked up
+// again once it is not. (A command newly installed in an earlier directory
+// of $PATH is therefore not seen while the one found first stays.)
+var paths struct {
+	sync.Mutex
+	m map[string]string
+}
+
+// command is exec.Command for argv, with argv[0]'s PATH look-up cached.
+func command(argv []string) *exec.Cmd {
+	name := argv[0]
+	if strings.Contains(name, "/") {
+		return exec.Command(name, argv[1:]...)
+	}
+	paths.Lock()
+	cached, ok := paths.m[name]
+	paths.Unlock()
+	if ok && unix.Access(cached, unix.X_OK) == nil && regularFile(cached) {
+		cmd := exec.Command(cached, argv[1:]...)
+		cmd.Args[0] = name // what the command sees as its name, as before
+		return cmd
+	}
+	cmd := exec.Command(name, argv[1:]...)
+	paths.Lock()
+	if cmd.Err == nil && filepath.IsAbs(cmd.Path) {
+		if paths.m == nil {
+			paths.m = map[string]string{}
+		}
+		paths.m[name] = cmd.Path
+	} else {
+		delete(paths.m, name)
+	}
+	paths.Unlock()
+	return cmd
+}
+
+// regularFile reports whether path is a regular file (not a directory that
+// access(2) would call executable).
+func regularFile(path string) bool {
+	var st unix.Stat_t
+	return unix.Stat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 }
 
 // supervisor watches one running attempt: it passes signals on, stops the

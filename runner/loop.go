@@ -238,10 +238,11 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 	if l.cfg.Jitter > 0 {
 		jitter = time.Duration(l.cfg.Rand() * float64(l.cfg.Jitter))
 	}
+	early := l.earlyWake()
 	for {
 		due, _ = l.resumed(due)
 		wake := due.Add(jitter)
-		fired, disarm := l.arm(wake.Add(-earlyWake))
+		fired, disarm := l.arm(wake.Add(-early))
 		select {
 		case set := <-fired:
 			disarm()
@@ -261,7 +262,7 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 				}
 				continue
 			}
-			if now.Before(wake.Add(-earlyWake)) {
+			if set && now.Before(wake.Add(-early)) {
 				continue // the wall clock was set, but not past the slot: wait on
 			}
 			l.cfg.SleepUntil(wake)
@@ -281,6 +282,19 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 			// SIGHUP and SIGUSR2 have no child to go to while idle.
 		}
 	}
+}
+
+// earlyWake is how long before a slot the loop's wake-up is armed, for
+// SleepUntil to take it from there: earlyWake for Go's timers, which wake up
+// to a millisecond late; nothing for a clock whose wake-ups come on time
+// (timerfds: the kernel's high-resolution timers wake the poller at once),
+// which spares a precise sleep, and the scheduler's hand-off of the
+// thread that sleeps it, at each slot.
+func (l *loop) earlyWake() time.Duration {
+	if p, ok := l.cfg.Clock.(interface{ Precise() bool }); ok && p.Precise() {
+		return 0
+	}
+	return earlyWake
 }
 
 // arm arms the wake-up for at: on the wall clock for a calendar schedule,

@@ -60,7 +60,7 @@ func (r *reaper) enable() {
 		// group is still swept.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 		self, _ := os.Readlink("/proc/self")
-		r.ownProc = self == strconv.Itoa(os.Getpid())
+		r.ownProc = self == strconv.Itoa(selfPID)
 		_, err := os.Stat(fmt.Sprintf("/proc/self/task/%d/children", unix.Gettid()))
 		r.childrenFiles = err == nil
 		// A handled signal is reset to its default at exec: the command does
@@ -185,7 +185,7 @@ func (r *reaper) orphans() []int {
 	if !r.childrenFiles {
 		return r.childrenByStat()
 	}
-	pids, err := r.threadChildren(strconv.Itoa(os.Getpid()), nil)
+	pids, err := r.threadChildren(strconv.Itoa(selfPID), nil)
 	if err == nil {
 		return pids
 	}
@@ -227,7 +227,7 @@ func (r *reaper) childrenByStat() []int {
 	if err != nil {
 		return nil
 	}
-	self := os.Getpid()
+	self := selfPID
 	var pids []int
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
@@ -391,3 +391,7 @@ func (e *escapees) kill() (escaped, survive int) {
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
+
+// selfPID is this process's pid, read once: getpid(2) on each run's look
+// for orphans is a system call for a number that never changes.
+var selfPID = os.Getpid()

@@ -1,6 +1,9 @@
 package runner
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // Clock is how the loop waits for its slots and learns of suspends.
 type Clock interface {
@@ -36,6 +39,11 @@ func (systemClock) Boot(d time.Duration) (<-chan bool, func()) {
 }
 
 func (systemClock) Now() time.Time { return time.Now() }
+
+// Precise reports that the wake-ups come on time, not up to a millisecond
+// late: they are timerfds on Linux (a timerfd that cannot be had falls back
+// to a Go timer, up to a millisecond late, which the loop tolerates).
+func (systemClock) Precise() bool { return runtime.GOOS == "linux" }
 
 func (systemClock) Suspended() time.Duration { return suspended() }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -77,24 +78,69 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 }
 
 // read reads the file, at most MaxSize bytes (errTooLarge beyond), with what
-// it was (for setAside).
-func (f File) read() ([]byte, fs.FileInfo, error) {
-	fh, fi, err := openRegular(f.Path)
+// it was (for setAside). It goes to the system calls directly: an *os.File
+// would try to register the descriptor with the poller on each read.
+func (f File) read() ([]byte, *unix.Stat_t, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(f.Path, &st); err != nil {
+		return nil, nil, &fs.PathError{Op: "lstat", Path: f.Path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, nil, &fs.PathError{Op: "open", Path: f.Path, Err: regular.Not(statKind(uint32(st.Mode)))}
+	}
+	// Lstat first, so that a device or a FIFO is never opened at all; the
+	// flags and the fstat close the race.
+	fd, err := regular.Open(f.Path, unix.O_RDONLY, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer fh.Close()
-	if fi.Size() > MaxSize {
-		return nil, fi, errTooLarge
+	defer unix.Close(fd)
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, nil, &fs.PathError{Op: "fstat", Path: f.Path, Err: err}
 	}
-	b, err := io.ReadAll(io.LimitReader(fh, MaxSize+1))
-	if err != nil {
-		return nil, nil, &fs.PathError{Op: "read", Path: f.Path, Err: err}
+	if st.Size > MaxSize {
+		return nil, &st, errTooLarge
+	}
+	// One byte more than the size, to see the end in one read; a file that
+	// grew since is read on, up to MaxSize+1.
+	b := make([]byte, 0, st.Size+1)
+	for len(b) <= MaxSize {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):min(cap(b), MaxSize+1)])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, &fs.PathError{Op: "read", Path: f.Path, Err: err}
+		}
+		if n == 0 {
+			break
+		}
+		b = b[:len(b)+n]
 	}
 	if len(b) > MaxSize {
-		return nil, fi, errTooLarge
+		return nil, &st, errTooLarge
 	}
-	return b, fi, nil
+	return b, &st, nil
+}
+
+// statKind names the file type of a stat mode that is not a regular file.
+func statKind(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFIFO:
+		return "a FIFO"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "a device"
+	case unix.S_IFLNK:
+		return "a symbolic link"
+	}
+	return "not a regular file"
 }
 
 // Read reads the record as Load does, but changes nothing: a missing record
@@ -144,9 +190,9 @@ func (f File) Load(context.Context) (*Record, error) {
 // setAside renames the file that was read, fi, to <file>.corrupt-<unix
 // seconds>, if it is still the one at the path: what took its place since is
 // not renamed unseen.
-func (f File) setAside(fi fs.FileInfo, why error) error {
-	now, err := os.Lstat(f.Path)
-	if err != nil || !os.SameFile(fi, now) {
+func (f File) setAside(was *unix.Stat_t, why error) error {
+	var now unix.Stat_t
+	if err := unix.Lstat(f.Path, &now); err != nil || now.Dev != was.Dev || now.Ino != was.Ino {
 		return fmt.Errorf("state %s cannot be used (%v) and was replaced while being read; reading it again next time", f.Path, why)
 	}
 	moved := f.Path + ".corrupt-" + strconv.FormatInt(time.Now().Unix(), 10)
@@ -165,34 +211,30 @@ func (f File) tempPrefix() string {
 // Save writes the record atomically, mode 0600. A write that fails removes
 // its temporary file; one cut short by a crash is removed by the next
 // CheckWritable, at start-up.
+//
+// It goes to the system calls directly (open, write, fsync, close, lstat,
+// rename, and the directory's open, fsync, close): an *os.File would add a
+// poller registration and a finalizer, and a random name a retry loop, to a
+// write that happens twice a run. The temporary file's name is this
+// process's pid and a sequence number, unique among its writers, and
+// created with O_EXCL: never an existing file, never through a link.
 func (f File) Save(_ context.Context, r *Record) error {
 	b, err := Encode(r)
 	if err != nil {
 		return err
 	}
 	dir := filepath.Dir(f.Path)
-	tmp, err := os.CreateTemp(dir, f.tempPrefix()+strconv.Itoa(os.Getpid())+"-*")
-	if err != nil {
-		return err
+	tmp := filepath.Join(dir, f.tempPrefix()+strconv.Itoa(selfPID)+"-"+strconv.FormatUint(tempSeq.Add(1), 10))
+	if err := writeSynced(tmp, b); err != nil {
+		return fmt.Errorf("write state %s: %w", f.Path, err)
 	}
-	defer os.Remove(tmp.Name()) // after a successful rename, there is nothing to remove
-	_, err = tmp.Write(b)
-	if err == nil {
-		// The data must be on disk before the rename that publishes it, or a
-		// power cut could leave an empty file under the record's name.
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = f.replaceable()
-	}
+	err = f.replaceable()
 	if err == nil {
 		// A link at the path is replaced, never written through.
-		err = os.Rename(tmp.Name(), f.Path)
+		err = unix.Rename(tmp, f.Path)
 	}
 	if err != nil {
+		_ = unix.Unlink(tmp)
 		return fmt.Errorf("write state %s: %w", f.Path, err)
 	}
 	// The rename is atomic already; the directory's sync makes it durable.
@@ -202,9 +244,57 @@ func (f File) Save(_ context.Context, r *Record) error {
 		return nil
 	}
 	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("write state %s: sync directory: %w", f.Path, err)
+		return fmt.Errorf("write state %s: sync directory %s: %w", f.Path, dir, err)
 	}
 	return nil
+}
+
+// selfPID is this process's pid, for the names of its temporary files.
+var selfPID = os.Getpid()
+
+// tempSeq numbers this process's temporary files.
+var tempSeq atomic.Uint64
+
+// writeSynced creates the new file name (never an existing one), writes b
+// to it and syncs it: the data must be on disk before the rename that
+// publishes it, or a power cut could leave an empty file under the record's
+// name. On failure the file is removed.
+func writeSynced(name string, b []byte) error {
+	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return &fs.PathError{Op: "create", Path: name, Err: err}
+	}
+	for len(b) > 0 && err == nil {
+		var n int
+		n, err = unix.Write(fd, b)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			err = nil
+		case err == nil && n == 0:
+			err = io.ErrShortWrite
+		}
+		b = b[max(n, 0):]
+	}
+	if err == nil {
+		err = fsync(fd)
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = unix.Unlink(name)
+		return &fs.PathError{Op: "write", Path: name, Err: err}
+	}
+	return nil
+}
+
+// fsync syncs fd, again if a signal interrupts it.
+func fsync(fd int) error {
+	for {
+		if err := unix.Fsync(fd); !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
 }
 
 // replaceable checks that a rename may replace what is at the path: nothing,
@@ -245,13 +335,17 @@ func (f File) removeLeftovers() {
 	}
 }
 
+// syncDir syncs the directory dir, so that a rename in it is durable.
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	return d.Sync()
+	err = fsync(fd)
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // CheckWritable makes sure the record's directory exists (created 0700) and

@@ -505,8 +505,8 @@ func TestSetAsideOnlyWhatWasRead(t *testing.T) {
 	if err := os.WriteFile(f.Path, []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	read, err := os.Lstat(f.Path)
-	if err != nil {
+	var read unix.Stat_t
+	if err := unix.Lstat(f.Path, &read); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(f.Path, f.Path+".old"); err != nil {
@@ -515,7 +515,7 @@ func TestSetAsideOnlyWhatWasRead(t *testing.T) {
 	if err := unix.Mkfifo(f.Path, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = f.setAside(read, errors.New("torn"))
+	err := f.setAside(&read, errors.New("torn"))
 	var corrupt *CorruptError
 	if err == nil || errors.As(err, &corrupt) {
 		t.Errorf("setAside of a replaced file = %v, want a plain error", err)
