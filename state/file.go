@@ -58,7 +58,7 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	switch {
-	case errors.Is(err, unix.ELOOP):
+	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK): // FreeBSD says EMLINK
 		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: regular.Not("a symbolic link")}
 	case errors.Is(err, unix.ENXIO) || errors.Is(err, unix.ENODEV):
 		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: regular.Not("a socket or a device")}

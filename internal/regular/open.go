@@ -18,8 +18,8 @@ const Flags = unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
 func Open(path string, flags int, perm uint32) (int, error) {
 	fd, err := unix.Open(path, flags|Flags, perm)
 	switch {
-	case errors.Is(err, unix.ELOOP):
-		// O_NOFOLLOW met a link at the path.
+	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK):
+		// O_NOFOLLOW met a link at the path (FreeBSD says EMLINK).
 		return -1, &fs.PathError{Op: "open", Path: path, Err: Not("a symbolic link")}
 	case errors.Is(err, unix.EISDIR):
 		return -1, &fs.PathError{Op: "open", Path: path, Err: Not("a directory")}
