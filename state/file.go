@@ -238,11 +238,9 @@ func (f File) Save(_ context.Context, r *Record) error {
 		return fmt.Errorf("write state %s: %w", f.Path, err)
 	}
 	// The rename is atomic already; the directory's sync makes it durable.
-	// A run's start (running: true) need not be: if a power cut loses it, the
-	// record before it stands, and the run looks cut short, which it was.
-	if r.Running {
-		return nil
-	}
+	// A run's start is made durable too (SPEC 9): were a power cut to lose
+	// it, the record before it would stand, the run would not look cut short
+	// and its EVERY_RUN would be handed out again.
 	if err := syncDir(dir); err != nil {
 		return fmt.Errorf("write state %s: sync directory %s: %w", f.Path, dir, err)
 	}
