@@ -114,7 +114,15 @@ func Exec(ctx context.Context, a Attempt) Result {
 
 // devNull is /dev/null for reading, opened once: the stdin of every command
 // run without --stdin (exec.Cmd would open and close it for each run).
-var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
+// It is opened with open(2) directly: os.Open would try to register the
+// device with the poller, and fail.
+var devNull = sync.OnceValues(func() (*os.File, error) {
+	fd, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: os.DevNull, Err: err}
+	}
+	return os.NewFile(uintptr(fd), os.DevNull), nil
+})
 
 // paths caches where the PATH look-ups of command names led, so that a run
 // does not stat the command in each directory of $PATH: a cached path is

@@ -76,6 +76,12 @@ type Config struct {
 	// Clock arms the waits for slots and tells of suspends; nil means the
 	// system's. (Tests on a fake clock give one of Go timers.)
 	Clock Clock
+	// Release, when set, is called before each wait for a slot at least
+	// ReleaseAfter away: the process gives back what it can of its memory
+	// (freed heap, code pages) while it sleeps for long, and pays for it once
+	// per long wait only (a page needed again comes back at its next use).
+	Release      func()
+	ReleaseAfter time.Duration
 }
 
 // Reason says why the loop ended.
@@ -242,6 +248,9 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 	for {
 		due, _ = l.resumed(due)
 		wake := due.Add(jitter)
+		if l.cfg.Release != nil && wake.Sub(l.cfg.Clock.Now()) >= l.cfg.ReleaseAfter {
+			l.cfg.Release()
+		}
 		fired, disarm := l.arm(wake.Add(-early))
 		select {
 		case set := <-fired:

@@ -33,15 +33,17 @@ import (
 // unrelated process.
 
 // procs is the process's one reaper: children and subreaping are per process.
-var procs = &reaper{ours: map[int]bool{}}
+var procs = &reaper{ours: map[int]chan struct{}{}}
 
 // reaper tracks every's children and reaps the orphans it inherits.
 type reaper struct {
 	once sync.Once
 	// mu is held across each registered child's fork, and across every look
 	// at the children that may reap or signal one.
-	mu   sync.Mutex
-	ours map[int]bool // the children an exec.Cmd waits for
+	mu sync.Mutex
+	// ours are the children an exec.Cmd waits for, each with the channel
+	// closed once the child is seen to have exited (nil after that).
+	ours map[int]chan struct{}
 	// ownProc says whether /proc is that of every's PID namespace: the pids
 	// it lists are every's to signal. Not so after unshare --pid without
 	// --mount-proc: escapees are then out of reach (orphans are still reaped).
@@ -87,7 +89,7 @@ func (r *reaper) start(cmd *exec.Cmd) (*escapees, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	r.ours[cmd.Process.Pid] = true
+	r.ours[cmd.Process.Pid] = make(chan struct{})
 	return e, nil
 }
 
@@ -98,6 +100,20 @@ func (r *reaper) forget(pid int) {
 	defer r.mu.Unlock()
 	delete(r.ours, pid)
 	r.reapLocked()
+}
+
+// exited returns the channel closed once registered child pid has exited
+// (before it is reaped), or nil for a pid that is not a registered child.
+func (r *reaper) exited(pid int) <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	exited, ok := r.ours[pid]
+	if ok && exited == nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return exited
 }
 
 // reap reaps the orphans that have ended.
@@ -120,7 +136,14 @@ func (r *reaper) reapLocked() {
 		// registered, it may hide others: forget, once Wait has reaped it,
 		// comes back here for them.
 		pid := siginfoPid(&info)
-		if r.ours[pid] || !reapPid(pid) {
+		if exited, ok := r.ours[pid]; ok {
+			if exited != nil {
+				close(exited) // awaitExit returns: Wait will not block
+				r.ours[pid] = nil
+			}
+			return
+		}
+		if !reapPid(pid) {
 			return
 		}
 	}
@@ -161,7 +184,7 @@ type procKey struct {
 // signal them.
 func (r *reaper) eachOrphan(f func(k procKey, st stat)) {
 	for _, pid := range r.orphans() {
-		if r.ours[pid] {
+		if _, ok := r.ours[pid]; ok {
 			continue
 		}
 		st, err := r.readStat(pid)

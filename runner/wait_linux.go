@@ -1,47 +1,29 @@
 package runner
 
 import (
-	"errors"
-	"os"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// awaitExit returns once process pid has exited, without reaping it, so that
-// exec.Cmd.Wait then returns at once. It waits on a pidfd through the
-// runtime's poller: a goroutine parked there costs nothing, while one blocked
-// in wait4 keeps the runtime's monitor thread waking dozens of times a
-// second for the whole run. It reports whether it saw the exit: until Wait,
-// the process is a zombie whose pid (and process group id) cannot be reused.
-// Where pidfds are missing (Linux < 5.3) it returns false at once, and Wait
-// blocks as usual.
+// awaitExit returns once registered child pid has exited, without reaping
+// it, so that exec.Cmd.Wait then returns at once. The reaper, woken by the
+// SIGCHLD of the exit, sees the child among the zombies and says so: a
+// goroutine parked on a channel costs nothing, while one blocked in wait4
+// keeps the runtime's monitor thread waking dozens of times a second for the
+// whole run, and a pidfd of its own costs five system calls and a wake-up of
+// the poller on top of the SIGCHLD that comes anyway. It reports whether it
+// saw the exit: until Wait, the process is a zombie whose pid (and process
+// group id) cannot be reused. For a pid that is not a registered child it
+// returns false at once, and Wait blocks as usual.
 func awaitExit(pid int) bool {
-	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-	if errors.Is(err, unix.EINVAL) { // PIDFD_NONBLOCK needs Linux 5.10
-		if fd, err = unix.PidfdOpen(pid, 0); err == nil {
-			err = unix.SetNonblock(fd, true)
-		}
-	}
-	if err != nil {
+	exited := procs.exited(pid)
+	if exited == nil {
 		return false
 	}
-	f := os.NewFile(uintptr(fd), "pidfd")
-	defer f.Close()
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
-	exited := false
-	err = rc.Read(func(uintptr) bool {
-		// WNOWAIT: look, but leave the reaping to Wait.
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		exited = err == nil && info.Signo != 0
-		return err != nil || exited
-	})
-	return err == nil && exited
+	<-exited
+	return true
 }
 
 // earlyWake is how long before a slot the Go timer wakes the loop, for

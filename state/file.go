@@ -357,13 +357,17 @@ func (f File) CheckWritable() error {
 		return err
 	}
 	f.removeLeftovers()
-	tmp, err := os.CreateTemp(dir, f.tempPrefix()+strconv.Itoa(os.Getpid())+"-*")
+	// The probe is a temporary file as Save makes them (a name of its own,
+	// O_EXCL), with the system calls directly: an *os.File would try to
+	// register a regular file with the poller and fail, four more calls.
+	tmp := filepath.Join(dir, f.tempPrefix()+strconv.Itoa(selfPID)+"-"+strconv.FormatUint(tempSeq.Add(1), 10))
+	fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return err
+		return &fs.PathError{Op: "create", Path: tmp, Err: err}
 	}
-	tmp.Close()
-	if err := os.Remove(tmp.Name()); err != nil {
-		return err
+	_ = unix.Close(fd)
+	if err := unix.Unlink(tmp); err != nil {
+		return &fs.PathError{Op: "remove", Path: tmp, Err: err}
 	}
 	fh, _, err := openRegular(f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
