@@ -62,7 +62,7 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 			inv.version = true
 			continue
 		}
-		inv.given[canonical[name]] = true
+		inv.given[canonical()[name]] = true
 		inv.opts = append(inv.opts, tokens...)
 		if name == "help" || name == "h" {
 			inv.help = true

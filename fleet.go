@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -30,16 +31,18 @@ type fleet struct {
 // '@' too, and the "//" or the scheme may be missing. A '@' after the host
 // (in ?prefix=) hides the host too: a message may show too little, never a
 // password.
-var userinfo = regexp.MustCompile(`(?s)^([a-zA-Z][a-zA-Z0-9+.-]*:(?://)?)?.*@`)
+var userinfo = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)^([a-zA-Z][a-zA-Z0-9+.-]*:(?://)?)?.*@`)
+})
 
 // quotedUserinfo is what may be a user and password in a message of
 // go-redis, which quotes the path ("redis:///u:pw@host" has the path
 // "/u:pw@host") and the values of options.
-var quotedUserinfo = regexp.MustCompile(`[^"]*@`)
+var quotedUserinfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^"]*@`) })
 
 // redactURL hides a URL's password (and user) for messages.
 func redactURL(s string) string {
-	return userinfo.ReplaceAllString(s, "${1}***@")
+	return userinfo().ReplaceAllString(s, "${1}***@")
 }
 
 type discardLogger struct{}
@@ -83,7 +86,7 @@ func openFleet(raw string) (*fleet, error) {
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return nil, usagef("bad --store %q: %s", shown, noPassword(quotedUserinfo.ReplaceAllString(err.Error(), "***@"), raw))
+		return nil, usagef("bad --store %q: %s", shown, noPassword(quotedUserinfo().ReplaceAllString(err.Error(), "***@"), raw))
 	}
 	bound(opt, q)
 	return &fleet{client: redis.NewClient(opt), prefix: prefix, server: redactURL(u.Redacted())}, nil
@@ -206,7 +209,7 @@ func passwords(raw string) []string {
 		}
 	}
 	rest := raw
-	if m := scheme.FindString(raw); m != "" {
+	if m := scheme().FindString(raw); m != "" {
 		rest = strings.TrimPrefix(raw[len(m):], "//")
 	}
 	if at := strings.LastIndex(rest, "@"); at >= 0 {
@@ -218,4 +221,4 @@ func passwords(raw string) []string {
 }
 
 // scheme matches a URL's scheme and its colon.
-var scheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+var scheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`) })

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -136,7 +137,7 @@ func flagArity(flags []cli.Flag) map[string]bool {
 }
 
 // canonical maps every spelling of the run options to the flag's name.
-var canonical = func() map[string]string {
+var canonical = sync.OnceValue(func() map[string]string {
 	m := map[string]string{}
 	for _, f := range runFlags {
 		for _, n := range f.Names() {
@@ -144,7 +145,7 @@ var canonical = func() map[string]string {
 		}
 	}
 	return m
-}()
+})
 
 // statusFlags are the options of every status.
 var statusFlags = []cli.Flag{
@@ -189,12 +190,12 @@ func (o *options) get(name string) string {
 	if s := o.c.String(name); s != "" {
 		return s
 	}
-	return defaults[name]
+	return defaults()[name]
 }
 
 // defaults holds the options' default values, read before urfave/cli, which
 // stores values from the environment in its flags, has run.
-var defaults = func() map[string]string {
+var defaults = sync.OnceValue(func() map[string]string {
 	m := map[string]string{}
 	for _, f := range runFlags {
 		if sf, ok := f.(*cli.StringFlag); ok {
@@ -202,7 +203,7 @@ var defaults = func() map[string]string {
 		}
 	}
 	return m
-}()
+})
 
 func (o *options) duration(name string) time.Duration {
 	if o.err != nil {

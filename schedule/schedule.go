@@ -8,11 +8,14 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
 // durationTerm is one term of a duration: a decimal number and its unit.
-var durationTerm = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h|d)`)
+var durationTerm = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h|d)`)
+})
 
 // ParseDuration parses Go duration syntax extended with "d" for 24 hours:
 // "500ms", "90s", "1m30s", "2h", "1d", "1d12h". It is strict: the whole
@@ -33,7 +36,7 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	var total time.Duration
 	for rest != "" {
-		term := durationTerm.FindString(rest)
+		term := durationTerm().FindString(rest)
 		if term == "" {
 			return 0, bad
 		}
