@@ -190,12 +190,12 @@ func (o *options) get(name string) string {
 	if s := o.c.String(name); s != "" {
 		return s
 	}
-	return defaults()[name]
+	return defaults[name]
 }
 
 // defaults holds the options' default values, read before urfave/cli, which
 // stores values from the environment in its flags, has run.
-var defaults = sync.OnceValue(func() map[string]string {
+var defaults = func() map[string]string {
 	m := map[string]string{}
 	for _, f := range runFlags {
 		if sf, ok := f.(*cli.StringFlag); ok {
@@ -203,7 +203,7 @@ var defaults = sync.OnceValue(func() map[string]string {
 		}
 	}
 	return m
-})
+}()
 
 func (o *options) duration(name string) time.Duration {
 	if o.err != nil {

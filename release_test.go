@@ -384,7 +384,7 @@ func TestSystemdUnit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TimeoutStopSec %q: %v", s["Service.TimeoutStopSec"], err)
 	}
-	killAfter, err := schedule.ParseDuration(defaults()["kill-after"])
+	killAfter, err := schedule.ParseDuration(defaults["kill-after"])
 	if err != nil {
 		t.Fatal(err)
 	}
