@@ -87,8 +87,11 @@ func storedown(ts *testscript.TestScript, neg bool, args []string) {
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		select {
-		case <-done:
+		case err := <-done:
 			stops = append(stops, time.Since(sent))
+			if cmd.ProcessState == nil {
+				ts.Fatalf("run %d: waiting for every: %v", i, err)
+			}
 		case <-time.After(waitBound):
 			ts.Fatalf("run %d: every still runs %v after SIGTERM", i, waitBound)
 		}

@@ -86,7 +86,7 @@ func (f File) read() ([]byte, *unix.Stat_t, error) {
 		return nil, nil, &fs.PathError{Op: "lstat", Path: f.Path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, nil, &fs.PathError{Op: "open", Path: f.Path, Err: regular.Not(statKind(uint32(st.Mode)))}
+		return nil, nil, &fs.PathError{Op: "open", Path: f.Path, Err: regular.Not(regular.StatKind(uint32(st.Mode)))}
 	}
 	// Lstat first, so that a device or a FIFO is never opened at all; the
 	// flags and the fstat close the race.
@@ -124,23 +124,6 @@ func (f File) read() ([]byte, *unix.Stat_t, error) {
 		return nil, &st, errTooLarge
 	}
 	return b, &st, nil
-}
-
-// statKind names the file type of a stat mode that is not a regular file.
-func statKind(mode uint32) string {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return "a directory"
-	case unix.S_IFIFO:
-		return "a FIFO"
-	case unix.S_IFSOCK:
-		return "a socket"
-	case unix.S_IFCHR, unix.S_IFBLK:
-		return "a device"
-	case unix.S_IFLNK:
-		return "a symbolic link"
-	}
-	return "not a regular file"
 }
 
 // Read reads the record as Load does, but changes nothing: a missing record

@@ -36,13 +36,13 @@ func Open(path string, flags int, perm uint32) (int, error) {
 	}
 	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return -1, &fs.PathError{Op: "open", Path: path, Err: Not(statKind(uint32(st.Mode)))}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: Not(StatKind(uint32(st.Mode)))}
 	}
 	return fd, nil
 }
 
-// statKind names the file type of an fstat mode.
-func statKind(mode uint32) string {
+// StatKind names the file type of a stat mode that is not a regular file.
+func StatKind(mode uint32) string {
 	switch mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		return "a directory"
