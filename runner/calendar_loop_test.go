@@ -370,3 +370,50 @@ func TestLoopCalendarSuspend(t *testing.T) {
 		}
 	})
 }
+
+// earlyClock is a precise fakeClock whose first wall-clock wait ends at
+// once, with no clock set: a wake-up the wait did not ask for, as one after
+// a step of the wall clock that the kernel did not report as a set.
+type earlyClock struct {
+	*fakeClock
+	woke bool
+}
+
+func (c *earlyClock) Precise() bool { return true }
+
+func (c *earlyClock) Wall(at time.Time) (<-chan bool, func()) {
+	if !c.woke {
+		c.woke = true
+		ch := make(chan bool, 1)
+		ch <- false
+		return ch, func() {}
+	}
+	return c.fakeClock.Wall(at)
+}
+
+// TestLoopEarlyWakeWaitsAgain: woken long before its slot, the loop waits
+// again on its clock, listening for signals, rather than sleeping deaf to
+// them until the slot; the run is still at the slot.
+func TestLoopEarlyWakeWaitsAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeExec{}
+		var buf bytes.Buffer
+		clock := &fakeClock{}
+		cfg := calendarConfig(t, f, &buf, clock, "* * * * *", "UTC", time.Date(2026, 6, 1, 0, 0, 30, 0, time.UTC))
+		cfg.Clock = &earlyClock{fakeClock: clock}
+		cfg.MaxRuns = 1
+		var deaf time.Duration
+		cfg.SleepUntil = func(at time.Time) {
+			d := at.Sub(clock.Now())
+			deaf = max(deaf, d)
+			time.Sleep(d)
+		}
+		Loop(context.Background(), cfg)
+		if got, want := f.slotsSeen(), []string{"2026-06-01T00:01:00Z"}; !slices.Equal(got, want) {
+			t.Errorf("EVERY_SLOT %v, want %v", got, want)
+		}
+		if deaf > time.Millisecond {
+			t.Errorf("slept %v without listening for signals", deaf)
+		}
+	})
+}

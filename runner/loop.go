@@ -226,9 +226,9 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, sto
 		l.log.Info(plan.Why.String()+", starting on a new grid", "event", "catch_up", "missed", 0, "policy", policy, "reason", plan.Why.String())
 	}
 	for _, t := range plan.Runs {
-		queue = append(queue, l.mono(t))
+		queue = append(queue, l.onClock(t))
 	}
-	return queue, l.mono(plan.Due), nil
+	return queue, l.onClock(plan.Due), nil
 }
 
 // idle waits for slot due (plus jitter) or for SIGUSR1, and returns the slots
@@ -273,6 +273,12 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 			}
 			if set && now.Before(wake.Add(-early)) {
 				continue // the wall clock was set, but not past the slot: wait on
+			}
+			if wake.Sub(now) > early+time.Millisecond {
+				// Woken well before the slot (a clock that moved under the
+				// wait): wait again, listening for signals, rather than sleep
+				// deaf to them until the slot.
+				continue
 			}
 			l.cfg.SleepUntil(wake)
 			return []time.Time{due}, false, nil
@@ -355,6 +361,18 @@ func (l *loop) setGrid(anchor time.Time) {
 	if l.cfg.Calendar == nil {
 		l.slots = schedule.Grid{Anchor: l.anchor, Interval: l.cfg.Interval}
 	}
+}
+
+// onClock puts a slot on the clock its schedule is read on: a grid's slot on
+// this process's monotonic clock, a calendar's on the wall clock alone, as
+// Calendar.Next gives its later slots. (A first calendar slot that kept a
+// monotonic reading would be compared on the monotonic clock after a wall
+// clock step, and waited for by as much as the step.)
+func (l *loop) onClock(t time.Time) time.Time {
+	if l.cfg.Calendar != nil {
+		return t.Round(0)
+	}
+	return l.mono(t)
 }
 
 // mono carries a wall-clock time onto this process's monotonic clock.
