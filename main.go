@@ -103,24 +103,60 @@ func dropStartupPages() {
 	if err != nil {
 		return
 	}
-	maps, err := os.ReadFile("/proc/self/maps")
+	smaps, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
 		return
 	}
-	for line := range strings.Lines(string(maps)) {
-		// start-end perms offset dev inode path
+	for _, m := range cleanMappings(string(smaps), exe) {
+		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, uintptr(m[0]), uintptr(m[1]-m[0]), unix.MADV_DONTNEED)
+	}
+}
+
+// cleanMappings returns the [start, end) of exe's mappings, in the text of
+// /proc/self/smaps, that are never written and hold no page of their own:
+// every page of them is the file's, and comes back from it as it was. A
+// mapping that is read-only now but was written once (the relocated
+// pointers of a position-independent build, made read-only after the
+// loader wrote them) holds private pages: dropping those would bring back
+// the file's unrelocated bytes, so it is left alone.
+func cleanMappings(smaps, exe string) [][2]uint64 {
+	var out [][2]uint64
+	var cur [2]uint64
+	clean := false // cur is exe's, read-only, and no private page seen yet
+	flush := func() {
+		if clean {
+			out = append(out, cur)
+		}
+		clean = false
+	}
+	for line := range strings.Lines(smaps) {
 		f := strings.Fields(line)
-		if len(f) < 6 || f[5] != exe || strings.Contains(f[1], "w") {
+		if len(f) == 0 {
+			continue
+		}
+		if key, ok := strings.CutSuffix(f[0], ":"); ok {
+			// "Anonymous: 4 kB": pages copied on write, the mapping's own.
+			// (Private_Dirty is no sign: it also counts file pages not yet
+			// written back, as those of a binary just built.)
+			if clean && key == "Anonymous" && (len(f) < 2 || f[1] != "0") {
+				clean = false
+			}
+			continue
+		}
+		// A mapping's header: start-end perms offset dev inode path.
+		flush()
+		if len(f) < 6 || f[5] != exe || len(f) > 6 || strings.Contains(f[1], "w") {
 			continue
 		}
 		from, to, ok := strings.Cut(f[0], "-")
 		start, err1 := strconv.ParseUint(from, 16, 64)
 		end, err2 := strconv.ParseUint(to, 16, 64)
-		if !ok || err1 != nil || err2 != nil || end <= start {
-			continue
+		if ok && err1 == nil && err2 == nil && end > start {
+			cur, clean = [2]uint64{start, end}, true
 		}
-		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, uintptr(start), uintptr(end-start), unix.MADV_DONTNEED)
 	}
+	flush()
+	return out
 }
 
 // ignoredAtStart records the stop signals every inherited as ignored.

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,5 +79,56 @@ func TestDropStartupPages(t *testing.T) {
 	// Code and constants that were dropped still work.
 	if got := strconv.Itoa(12345) + strings.ToUpper("ok"); got != "12345OK" {
 		t.Errorf("after the drop: %q", got)
+	}
+}
+
+func TestCleanMappings(t *testing.T) {
+	const exe = "/usr/bin/every"
+	smaps := `00400000-00800000 r-xp 00000000 fd:01 42   /usr/bin/every
+Size:               4096 kB
+Anonymous:             0 kB
+Private_Dirty:         0 kB
+VmFlags: rd ex mr mw me
+00800000-00900000 r--p 00400000 fd:01 42   /usr/bin/every
+Size:               1024 kB
+Private_Dirty:       512 kB
+Anonymous:             0 kB
+00900000-00910000 r--p 00500000 fd:01 42   /usr/bin/every
+Size:                 64 kB
+Private_Dirty:        64 kB
+Anonymous:            64 kB
+00910000-00920000 rw-p 00510000 fd:01 42   /usr/bin/every
+Private_Dirty:         8 kB
+00a00000-00b00000 r--p 00000000 fd:01 77   /usr/lib/other
+Anonymous:             0 kB
+00c00000-00d00000 r-xp 00000000 fd:01 43   /usr/bin/every (deleted)
+Anonymous:             0 kB
+7f0000000000-7f0000001000 rw-p 00000000 00:00 0
+Anonymous:             4 kB
+`
+	got := cleanMappings(smaps, exe)
+	want := [][2]uint64{{0x400000, 0x800000}, {0x800000, 0x900000}}
+	if !slices.Equal(got, want) {
+		t.Errorf("cleanMappings = %x, want %x (the written-once read-only mapping, the writable one, other files, a replaced binary and anonymous memory left alone)", got, want)
+	}
+}
+
+// TestPIELoopSurvivesDrop: a position-independent build (as distributions
+// package Go programs) keeps running after its pages are dropped: its
+// relocated read-only data is its own and must be left alone.
+func TestPIELoopSurvivesDrop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every with -buildmode=pie")
+	}
+	bin := filepath.Join(t.TempDir(), "every-pie")
+	build := exec.Command("go", "build", "-buildmode=pie", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("no PIE build here: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "10ms", "--max-runs", "3", "--no-state", "--no-lock", "-q", "--", "true").CombinedOutput()
+	if err != nil {
+		t.Fatalf("every built as PIE: %v\n%s", err, out)
 	}
 }
