@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -207,7 +208,7 @@ func (f File) Save(_ context.Context, r *Record) error {
 		return err
 	}
 	dir := filepath.Dir(f.Path)
-	tmp := filepath.Join(dir, f.tempPrefix()+strconv.Itoa(selfPID)+"-"+strconv.FormatUint(tempSeq.Add(1), 10))
+	tmp := filepath.Join(dir, f.tempName())
 	if err := writeSynced(tmp, b); err != nil {
 		return fmt.Errorf("write state %s: %w", f.Path, err)
 	}
@@ -232,6 +233,17 @@ func (f File) Save(_ context.Context, r *Record) error {
 
 // selfPID is this process's pid, for the names of its temporary files.
 var selfPID = os.Getpid()
+
+// selfTag tells this process's temporary files from those of a process with
+// the same pid in another PID namespace (two containers, each every as PID 1,
+// sharing a state volume).
+var selfTag = strconv.FormatUint(rand.Uint64(), 36)
+
+// tempName is the name of a new temporary file of the record: the writer's
+// pid (for removeLeftovers), its tag and a sequence number.
+func (f File) tempName() string {
+	return f.tempPrefix() + strconv.Itoa(selfPID) + "-" + selfTag + "-" + strconv.FormatUint(tempSeq.Add(1), 10)
+}
 
 // tempSeq numbers this process's temporary files.
 var tempSeq atomic.Uint64
@@ -294,6 +306,10 @@ func (f File) replaceable() error {
 	return &fs.PathError{Op: "rename", Path: f.Path, Err: regular.NotMode(fi.Mode())}
 }
 
+// leftoverAge is the age past which a temporary file is removed, whoever
+// wrote it.
+const leftoverAge = time.Minute
+
 // removeLeftovers removes the temporary files of writers that died (a crash
 // between creating one and renaming it). Every start-up does it, so they
 // never pile up: there is at most one, of the last crash, per job.
@@ -309,8 +325,22 @@ func (f File) removeLeftovers() {
 		if !ok {
 			continue
 		}
+		// A write takes milliseconds. A file of a writer that is not a
+		// live other process here (dead, or this pid: a process before
+		// this one) is removed once it is a second old; any is once it is
+		// a minute old. The grace keeps the write in flight of a process
+		// of another PID namespace sharing the directory, whose pid may be
+		// dead here, or ours.
 		writer, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+		info, ierr := e.Info()
+		if ierr != nil {
+			continue
+		}
+		grace := leftoverAge
 		if err != nil || writer == os.Getpid() || !pid.Alive(writer) {
+			grace = time.Second
+		}
+		if time.Since(info.ModTime()) > grace {
 			_ = os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
@@ -343,7 +373,7 @@ func (f File) CheckWritable() error {
 	// The probe is a temporary file as Save makes them (a name of its own,
 	// O_EXCL), with the system calls directly: an *os.File would try to
 	// register a regular file with the poller and fail, four more calls.
-	tmp := filepath.Join(dir, f.tempPrefix()+strconv.Itoa(selfPID)+"-"+strconv.FormatUint(tempSeq.Add(1), 10))
+	tmp := filepath.Join(dir, f.tempName())
 	fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return &fs.PathError{Op: "create", Path: tmp, Err: err}

@@ -168,24 +168,42 @@ func TestFileLoadCorrupt(t *testing.T) {
 func TestCheckWritableRemovesLeftoversOfDeadWriters(t *testing.T) {
 	dir := t.TempDir()
 	f := File{Path: filepath.Join(dir, "job.json")}
-	// A pid that cannot be alive (above pid_max), and one that is (ours: its
-	// own leftover from a failed write), and one of a live other process (1).
-	dead := filepath.Join(dir, ".job.json.tmp-99999999-123")
-	own := filepath.Join(dir, ".job.json.tmp-"+strconv.Itoa(os.Getpid())+"-456")
-	live := filepath.Join(dir, ".job.json.tmp-1-789")
-	other := filepath.Join(dir, ".other.json.tmp-99999999-1")
-	for _, p := range []string{dead, own, live, other} {
+	own := strconv.Itoa(os.Getpid())
+	// A pid that cannot be alive (above pid_max), ours (a process before this
+	// one, or one of another PID namespace), and a live other process (1).
+	// A second old: a dead writer's and ours go; a live writer's stays. Just
+	// made: all stay (a write in flight in another PID namespace, where the
+	// pid may be alive or ours). A minute old: all go.
+	second, minute := time.Now().Add(-3*time.Second), time.Now().Add(-2*time.Minute)
+	files := []struct {
+		name string
+		age  time.Time
+		kept bool
+	}{
+		{".job.json.tmp-99999999-x-123", second, false},
+		{".job.json.tmp-" + own + "-x-456", second, false},
+		{".job.json.tmp-1-x-789", second, true},
+		{".job.json.tmp-99999999-y-1", time.Now(), true},
+		{".job.json.tmp-" + own + "-y-2", time.Now(), true},
+		{".job.json.tmp-1-y-3", minute, false},
+		{".other.json.tmp-99999999-x-1", minute, true},
+	}
+	for _, tf := range files {
+		p := filepath.Join(dir, tf.name)
 		if err := os.WriteFile(p, []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, tf.age, tf.age); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := f.CheckWritable(); err != nil {
 		t.Fatal(err)
 	}
-	for p, want := range map[string]bool{dead: false, own: false, live: true, other: true} {
-		_, err := os.Stat(p)
-		if exists := err == nil; exists != want {
-			t.Errorf("%s exists = %v, want %v", filepath.Base(p), exists, want)
+	for _, tf := range files {
+		_, err := os.Stat(filepath.Join(dir, tf.name))
+		if exists := err == nil; exists != tf.kept {
+			t.Errorf("%s exists = %v, want %v", tf.name, exists, tf.kept)
 		}
 	}
 }
