@@ -125,6 +125,15 @@ func (f *File) lockKept(ctx context.Context, wait time.Duration) (Lease, error) 
 			f.fd, f.open = fd, true
 		}
 		ok, err := tryLock(f.fd)
+		if err == nil && !ok && tries == 0 {
+			// Busy: but a kept descriptor may be of a file no longer at the
+			// path (deleted or replaced while every was idle), held by
+			// whoever still has the old file. The path decides.
+			if same, _, _ := f.atPath(); !same {
+				f.close()
+				continue
+			}
+		}
 		if err == nil && !ok && wait > 0 {
 			ok, err = waitLock(ctx, f.fd, wait)
 		}
@@ -133,8 +142,6 @@ func (f *File) lockKept(ctx context.Context, wait time.Duration) (Lease, error) 
 			return nil, fmt.Errorf("lock %q: %w", f.Path, err)
 		}
 		if !ok {
-			// Busy. (If the path now leads elsewhere, the next Lock finds
-			// out once it has the lock.)
 			return nil, &BusyError{}
 		}
 		same, mode, err := f.atPath()

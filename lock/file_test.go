@@ -487,3 +487,38 @@ func TestFileExecutableNotKept(t *testing.T) {
 		t.Errorf("exec of the lock file after the release: %v", err)
 	}
 }
+
+// A kept descriptor whose file was deleted while every was idle, and is
+// still locked by whoever holds the old file, does not make the new file at
+// the path look busy: the path decides.
+func TestFileKeptDescriptorOldFileHeld(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lock")
+	f := &File{Path: path}
+	ctx := context.Background()
+	lease, err := f.Lock(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Unlock()
+	// Someone keeps the old file locked (as a long flock(1) would), then
+	// the file is deleted.
+	old, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(old)
+	if err := unix.Flock(old, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	lease, err = f.Lock(ctx, 0)
+	if err != nil {
+		t.Fatalf("Lock with the old file held elsewhere and none at the path = %v, want the new file locked", err)
+	}
+	defer lease.Unlock()
+	if flockN(t, path) {
+		t.Error("flock(1) got the lock of the file at the path while the kept File held it")
+	}
+}
