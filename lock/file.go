@@ -57,8 +57,16 @@ var ErrNotRegular = regular.ErrNotRegular
 func open(path string) (int, error) {
 	// Lstat first, so that a device or a FIFO is never opened at all (opening
 	// some devices does something); the fstat below closes the race.
-	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+	fi, err := os.Lstat(path)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
 		return -1, &fs.PathError{Op: "open", Path: path, Err: regular.NotMode(fi.Mode())}
+	case err == nil && fi.Mode()&0o111 != 0:
+		// An executable (a script locked with --lock "$0", or the very
+		// command every runs) is opened read-only, as flock(1) opens files:
+		// while a descriptor is open for writing, its exec fails with
+		// ETXTBSY.
+		return regular.Open(path, unix.O_RDONLY, 0)
 	}
 	return openFD(path)
 }

@@ -522,3 +522,25 @@ func TestFileKeptDescriptorOldFileHeld(t *testing.T) {
 		t.Error("flock(1) got the lock of the file at the path while the kept File held it")
 	}
 }
+
+// An executable lock file (`every --lock ./job.sh -- ./job.sh`) can be
+// executed while it is locked: it is not held open for writing.
+func TestFileExecutableRunsWhileLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lease, err := (&File{Path: path}).Lock(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, path).CombinedOutput(); err != nil {
+		t.Fatalf("running the locked script: %v\n%s", err, out)
+	}
+	if flockN(t, path) {
+		t.Error("flock(1) got the lock of the script while File held it")
+	}
+}
