@@ -87,14 +87,7 @@ func (r *costRun) measure(cfg *config, dir string) {
 	}
 	stamps := filepath.Join(dir, "stamps")
 	cmd := r.w.command(r.interval, []string{cfg.stamp, "-f", stamps}, dir)
-	var logFile *os.File
-	if logFile, r.err = os.Create(filepath.Join(dir, "log")); r.err != nil {
-		return
-	}
-	defer logFile.Close()
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if r.err = cmd.Start(); r.err != nil {
+	if r.err = startLogged(cmd, filepath.Join(dir, "log")); r.err != nil {
 		return
 	}
 	defer stopGroup(cmd)
@@ -125,6 +118,19 @@ func (r *costRun) measure(cfg *config, dir string) {
 	if r.w.every {
 		r.late = lateFromLog(filepath.Join(dir, "log"))
 	}
+}
+
+// startLogged starts cmd in a process group of its own (stopGroup ends it),
+// its stdout and stderr to the file log.
+func startLogged(cmd *exec.Cmd, log string) error {
+	f, err := os.Create(log)
+	if err != nil {
+		return err
+	}
+	defer f.Close() // the command has its own copy once started
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd.Start()
 }
 
 // stopGroup ends a process group started with Setpgid: SIGTERM, then

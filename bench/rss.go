@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -91,14 +90,7 @@ func (r *rssRun) measure(cfg *config, dir string) {
 	stamps := filepath.Join(dir, "stamps")
 	argv := r.argv([]string{cfg.stamp, "-f", stamps}, dir)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	logFile, err := os.Create(filepath.Join(dir, "log"))
-	if r.err = err; err != nil {
-		return
-	}
-	defer logFile.Close()
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if r.err = cmd.Start(); r.err != nil {
+	if r.err = startLogged(cmd, filepath.Join(dir, "log")); r.err != nil {
 		return
 	}
 	defer stopGroup(cmd)

@@ -246,17 +246,7 @@ func runTiming(cfg *config, c *timingCase, dir string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	defer func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	}()
+	defer stopGroup(cmd)
 	bound := time.Duration(c.periods+20) * c.interval * 2
 	if err := waitLines(out, 1, bound); err != nil {
 		return err
