@@ -16,6 +16,8 @@ type procSample struct {
 	switches int64         // voluntary + involuntary context switches
 	rssKiB   int64
 	peakKiB  int64
+	anonKiB  int64 // RssAnon: the process's own pages
+	pssKiB   int64 // Pss: its pages, shared ones divided among their sharers
 }
 
 func sampleProc(pid int) (procSample, error) {
@@ -37,7 +39,8 @@ func sampleProc(pid int) (procSample, error) {
 		s.switches += st["voluntary_ctxt_switches"] + st["nonvoluntary_ctxt_switches"]
 	}
 	st := statusFields(fmt.Sprintf("/proc/%d/status", pid))
-	s.rssKiB, s.peakKiB = st["VmRSS"], st["VmHWM"]
+	s.rssKiB, s.peakKiB, s.anonKiB = st["VmRSS"], st["VmHWM"], st["RssAnon"]
+	s.pssKiB = statusFields(fmt.Sprintf("/proc/%d/smaps_rollup", pid))["Pss"]
 	return s, nil
 }
 

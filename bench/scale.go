@@ -33,11 +33,14 @@ func scale(cfg *config) string {
 		c.Wait()
 	}
 	cpuPerMin := time.Duration(float64(after.cpu-before.cpu) * float64(time.Minute) / float64(window))
+	n := int64(jobs)
 	fmt.Fprintf(&b, "%d concurrent `every 1s -- true` jobs, measured over %s: total RSS %s MiB (%s MiB each), "+
 		"total CPU of the every processes %s ms per minute (%s ms per job per minute). RSS is VmRSS summed over the every "+
-		"processes (shared pages counted in each). Goal: ≤ %s MiB each: %s.\n\n",
-		jobs, window, mib(after.rssKiB), mib(after.rssKiB/int64(jobs)), ms(cpuPerMin), ms(cpuPerMin/time.Duration(jobs)),
-		mib(goalScaleRSSKiB), yes(after.rssKiB/int64(jobs) <= goalScaleRSSKiB))
+		"processes (the executable's shared pages counted in each); what the jobs take together is their PSS, "+
+		"%s MiB (%s MiB each, of which their own pages, RssAnon, %s MiB each). Goal: ≤ %s MiB each: %s by VmRSS, %s by PSS.\n\n",
+		jobs, window, mib(after.rssKiB), mib(after.rssKiB/n), ms(cpuPerMin), ms(cpuPerMin/time.Duration(jobs)),
+		mib(after.pssKiB), mib(after.pssKiB/n), mib(after.anonKiB/n),
+		mib(goalScaleRSSKiB), yes(after.rssKiB/n <= goalScaleRSSKiB), yes(after.pssKiB/n <= goalScaleRSSKiB))
 
 	// Eight instances contending for one job at 10ms slots.
 	cdir := filepath.Join(cfg.dir, "contend")
@@ -86,6 +89,8 @@ func sumProcs(cmds []*exec.Cmd) procSample {
 		total.switches += s.switches
 		total.rssKiB += s.rssKiB
 		total.peakKiB += s.peakKiB
+		total.anonKiB += s.anonKiB
+		total.pssKiB += s.pssKiB
 	}
 	return total
 }
