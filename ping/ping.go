@@ -93,6 +93,7 @@ type Pinger struct {
 	fails   repeat        // failed pings; only the sender touches it
 	done    chan struct{} // closed when the sender has returned
 	once    sync.Once
+	waiting func() // called when a retry's wait begins; tests set it
 }
 
 // ping is one request waiting to be sent.

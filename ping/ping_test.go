@@ -692,3 +692,29 @@ func TestRepeat(t *testing.T) {
 		t.Error("nothing repeated: end says so")
 	}
 }
+
+// TestCloseDuringRetryWait: a Close that comes while a retry waits its
+// backoff, longer than Close's bound, ends the wait at once: the ping is
+// given up, and Close does not sit out its bound.
+func TestCloseDuringRetryWait(t *testing.T) {
+	rec := newRecorder(t, func(int, http.ResponseWriter) int { return http.StatusServiceUnavailable })
+	l := &logs{}
+	p := newPinger(Config{URL: rec.url(t), NoStart: true, Logger: slog.New(slog.NewTextHandler(l, nil))}, time.Hour)
+	waiting := make(chan struct{})
+	p.waiting = func() { close(waiting) }
+	p.Finished(success)
+	rec.next(t)
+	select {
+	case <-waiting:
+	case <-time.After(bound):
+		t.Fatal("no retry wait began")
+	}
+	t0 := time.Now()
+	p.Close(bound)
+	if took := time.Since(t0); took > bound/2 {
+		t.Errorf("Close took %v: the retry's wait did not hear it", took)
+	}
+	if len(l.lines("level=WARN", "ping failed", "status=503", "attempts=1")) != 1 {
+		t.Errorf("want the ping given up after one try, got\n%s", l)
+	}
+}

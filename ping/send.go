@@ -143,21 +143,33 @@ func (p *Pinger) target(pg ping) string {
 // sleep waits d before a retry. It returns false, at once, when closing
 // and either what is left of Close's bound is shorter or other pings wait
 // (the bound is theirs: the run's end ping is the one that matters most),
-// or when the bound passes.
+// or when the bound passes. A Close that comes during the wait is heard at
+// once, and decides the same way.
 func (p *Pinger) sleep(d time.Duration) bool {
-	p.mu.Lock()
-	closing, until, waiting := p.closed, p.until, len(p.queue)
-	p.mu.Unlock()
-	if closing && (waiting > 0 || time.Until(until) < d) {
-		return false
-	}
+	end := time.Now().Add(d)
 	t := time.NewTimer(d)
 	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-p.ctx.Done():
-		return false
+	if p.waiting != nil {
+		p.waiting()
+	}
+	closing := p.closing
+	for {
+		p.mu.Lock()
+		closed, until, waiting := p.closed, p.until, len(p.queue)
+		p.mu.Unlock()
+		if closed {
+			if waiting > 0 || until.Before(end) {
+				return false
+			}
+			closing = nil // the bound leaves time for this retry
+		}
+		select {
+		case <-t.C:
+			return true
+		case <-p.ctx.Done():
+			return false
+		case <-closing:
+		}
 	}
 }
 
