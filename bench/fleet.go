@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -12,10 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/everycli/every/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -32,9 +29,9 @@ func fleet(cfg *config) string {
 	defer srv.stop()
 	atFail = append(atFail, srv.stop)
 	defer func() { atFail = atFail[:len(atFail)-1] }()
-	proxy, err := newTripProxy(srv.addr)
-	check(err)
-	defer proxy.close()
+	tb := &benchTB{dir: cfg.dir}
+	defer tb.close()
+	proxy := &tripCounter{p: redistest.NewProxy(tb, srv.addr)}
 	ctx := context.Background()
 	periods := pick(cfg.quick, 50, 300)
 	oneShots := pick(cfg.quick, 10, 40)
@@ -43,7 +40,7 @@ func fleet(cfg *config) string {
 	// Round trips in the loop: alone, so that the command counts are its own.
 	var a, z tripCount
 	rt := &costRun{w: wrapper{name: "every --store (through the counting proxy)", command: func(iv time.Duration, job []string, dir string) *exec.Cmd {
-		return exec.Command(cfg.every, append([]string{iv.String(), "--store", "redis://" + proxy.addr + "/0", "--name", "fleet-rt", "-q", "--"}, job...)...)
+		return exec.Command(cfg.every, append([]string{iv.String(), "--store", "redis://" + proxy.p.Addr + "/0", "--name", "fleet-rt", "-q", "--"}, job...)...)
 	}}, interval: iv, periods: periods}
 	rt.onSample = func(i int) {
 		if i == 0 {
@@ -82,7 +79,7 @@ func fleet(cfg *config) string {
 	var wallRedis, wallFile []time.Duration
 	for k := range oneShots {
 		before := proxy.count(ctx, srv)
-		runOnce(oneShot(fmt.Sprintf("oneshot-p%d", k), "--store", "redis://"+proxy.addr+"/0"))
+		runOnce(oneShot(fmt.Sprintf("oneshot-p%d", k), "--store", "redis://"+proxy.p.Addr+"/0"))
 		after := proxy.count(ctx, srv)
 		osTrips = append(osTrips, float64(after.trips-before.trips))
 		osConns = append(osConns, float64(after.conns-before.conns))
@@ -241,19 +238,11 @@ func (s *redisServer) commandStats(ctx context.Context) map[string]int64 {
 	return m
 }
 
-// tripProxy forwards TCP connections to a server and counts round trips:
-// on each connection, data from the client that follows data from the
-// server (or opens the connection) begins a new one.
-type tripProxy struct {
-	addr  string
-	to    string
-	l     net.Listener
-	trips atomic.Int64
-	conns atomic.Int64
-
-	mu   sync.Mutex
-	open []net.Conn
-	wg   sync.WaitGroup
+// tripCounter keeps the totals of the tests' counting proxy, which hands
+// out what it saw since it was last asked.
+type tripCounter struct {
+	p            *redistest.Proxy
+	trips, conns int64
 }
 
 // A tripCount is the proxy's and the server's counters at one moment.
@@ -272,77 +261,30 @@ func (c tripCount) diff(before tripCount) map[string]int64 {
 	return d
 }
 
-func (p *tripProxy) count(ctx context.Context, s *redisServer) tripCount {
-	return tripCount{trips: p.trips.Load(), conns: p.conns.Load(), cmds: s.commandStats(ctx)}
+// count takes the proxy's round trips and connections so far, and the
+// server's command counters.
+func (c *tripCounter) count(ctx context.Context, s *redisServer) tripCount {
+	trips, dials := c.p.Trips()
+	c.trips += int64(len(trips))
+	c.conns += int64(dials)
+	return tripCount{trips: c.trips, conns: c.conns, cmds: s.commandStats(ctx)}
 }
 
-func newTripProxy(to string) (*tripProxy, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("proxy listen: %w", err)
-	}
-	p := &tripProxy{addr: l.Addr().String(), to: to, l: l}
-	p.wg.Add(1)
-	go p.accept()
-	return p, nil
+// benchTB lets the harness use the tests' Redis helpers: a failure ends the
+// run as any other (fail), and cleanups run when the section is done.
+type benchTB struct {
+	dir      string
+	cleanups []func()
 }
 
-func (p *tripProxy) accept() {
-	defer p.wg.Done()
-	for {
-		c, err := p.l.Accept()
-		if err != nil {
-			return
-		}
-		s, err := net.Dial("tcp", p.to)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.conns.Add(1)
-		p.mu.Lock()
-		p.open = append(p.open, c, s)
-		p.mu.Unlock()
-		var clientsTurn atomic.Bool // the client spoke last
-		p.wg.Add(2)
-		go p.pipe(s, c, func() {
-			if !clientsTurn.Swap(true) {
-				p.trips.Add(1)
-			}
-		})
-		go p.pipe(c, s, func() { clientsTurn.Store(false) })
-	}
-}
+func (*benchTB) Helper()                           {}
+func (*benchTB) Fatalf(format string, args ...any) { fail(format, args...) }
+func (*benchTB) Skip(args ...any)                  { fail("%s", fmt.Sprint(args...)) }
+func (b *benchTB) Cleanup(f func())                { b.cleanups = append(b.cleanups, f) }
+func (b *benchTB) TempDir() string                 { return b.dir }
 
-// pipe copies src to dst, calling seen before forwarding each read.
-func (p *tripProxy) pipe(dst, src net.Conn, seen func()) {
-	defer p.wg.Done()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			seen()
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				if tc, ok := dst.(*net.TCPConn); ok {
-					_ = tc.CloseWrite()
-				}
-			}
-			return
-		}
+func (b *benchTB) close() {
+	for i := len(b.cleanups) - 1; i >= 0; i-- {
+		b.cleanups[i]()
 	}
-}
-
-func (p *tripProxy) close() {
-	p.l.Close()
-	p.mu.Lock()
-	for _, c := range p.open {
-		c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
 }
