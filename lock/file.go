@@ -52,7 +52,8 @@ var ErrNotRegular = regular.ErrNotRegular
 // open opens the lock file for flock(2), creating it 0600 if missing. It
 // opens it read-write where it can (flock on NFS is emulated with fcntl
 // locks, which need write access) and read-only where it cannot, as for a
-// read-only script locked with --lock "$0": flock(2) locks either way, and
+// read-only script locked with --lock "$0", or must not (an executable, which
+// could not be run while open for writing): flock(2) locks either way, and
 // excludes flock(1), which opens read-only. Nothing is ever written.
 func open(path string) (int, error) {
 	// Lstat first, so that a device or a FIFO is never opened at all (opening
