@@ -490,23 +490,6 @@ func TestRetryAtStop(t *testing.T) {
 	}
 }
 
-// TestRetryBound checks that at stop a retry whose wait would outlast
-// Close's bound is not waited for: the ping is given up and logged at once.
-func TestRetryBound(t *testing.T) {
-	rec := newRecorder(t, func(int, http.ResponseWriter) int { return http.StatusServiceUnavailable })
-	l := &logs{}
-	p := newPinger(Config{URL: rec.url(t), NoStart: true, Logger: slog.New(slog.NewTextHandler(l, nil))}, time.Hour)
-	p.Finished(success)
-	rec.next(t)
-	t0 := time.Now()
-	p.Close(bound)
-	if took := time.Since(t0); took > bound/2 {
-		t.Errorf("Close took %v: it waited for a retry", took)
-	}
-	if len(l.lines("level=WARN", "ping failed", "status=503", "attempts=1")) != 1 {
-		t.Errorf("want the ping given up after one try, got\n%s", l)
-	}
-}
 
 // TestRequestTimeout checks that each request is bounded by the timeout,
 // and retried.
@@ -693,28 +676,41 @@ func TestRepeat(t *testing.T) {
 	}
 }
 
-// TestCloseDuringRetryWait: a Close that comes while a retry waits its
-// backoff, longer than Close's bound, ends the wait at once: the ping is
-// given up, and Close does not sit out its bound.
-func TestCloseDuringRetryWait(t *testing.T) {
-	rec := newRecorder(t, func(int, http.ResponseWriter) int { return http.StatusServiceUnavailable })
-	l := &logs{}
-	p := newPinger(Config{URL: rec.url(t), NoStart: true, Logger: slog.New(slog.NewTextHandler(l, nil))}, time.Hour)
-	waiting := make(chan struct{})
-	p.waiting = func() { close(waiting) }
-	p.Finished(success)
-	rec.next(t)
-	select {
-	case <-waiting:
-	case <-time.After(bound):
-		t.Fatal("no retry wait began")
-	}
-	t0 := time.Now()
-	p.Close(bound)
-	if took := time.Since(t0); took > bound/2 {
-		t.Errorf("Close took %v: the retry's wait did not hear it", took)
-	}
-	if len(l.lines("level=WARN", "ping failed", "status=503", "attempts=1")) != 1 {
-		t.Errorf("want the ping given up after one try, got\n%s", l)
+// TestRetryGivenUpAtClose: a ping whose retry would wait longer than what
+// is left of Close's bound is given up at once, whether Close came before
+// the failed answer (the wait sees it at its start) or while the retry
+// waits (the wait hears it): Close does not sit out its bound.
+func TestRetryGivenUpAtClose(t *testing.T) {
+	for _, order := range []string{"close before the answer", "close during the wait"} {
+		t.Run(order, func(t *testing.T) {
+			var p *Pinger
+			rec := newRecorder(t, func(int, http.ResponseWriter) int {
+				if order == "close before the answer" {
+					<-p.closing
+				}
+				return http.StatusServiceUnavailable
+			})
+			l := &logs{}
+			p = newPinger(Config{URL: rec.url(t), NoStart: true, Logger: slog.New(slog.NewTextHandler(l, nil))}, time.Hour)
+			waiting := make(chan struct{})
+			p.waiting = func() { close(waiting) }
+			p.Finished(success)
+			rec.next(t)
+			if order == "close during the wait" {
+				select {
+				case <-waiting:
+				case <-time.After(bound):
+					t.Fatal("no retry wait began")
+				}
+			}
+			t0 := time.Now()
+			p.Close(bound)
+			if took := time.Since(t0); took > bound/2 {
+				t.Errorf("Close took %v: it waited for a retry", took)
+			}
+			if len(l.lines("level=WARN", "ping failed", "status=503", "attempts=1")) != 1 {
+				t.Errorf("want the ping given up after one try, got\n%s", l)
+			}
+		})
 	}
 }
