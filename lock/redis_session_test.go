@@ -17,10 +17,15 @@ import (
 // newSession returns a Session on srv through a counting proxy, and the proxy.
 func newSession(t *testing.T, srv *redistest.Server, ttl time.Duration) (*Session, *redistest.Proxy) {
 	t.Helper()
+	// Each session stands for a fresh every process on a fresh server: no
+	// script is taken as loaded already (the counts would depend on which
+	// tests ran before in this process).
+	loaded.Clear()
 	proxy := redistest.NewProxy(t, srv.Addr)
-	// As fleet.go bounds it: no retry, short timeouts.
+	// As fleet.go sets it up (no retry), with timeouts a loaded machine
+	// does not trip.
 	c := redis.NewClient(&redis.Options{Addr: proxy.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
-		ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond, ContextTimeoutEnabled: true})
+		ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })
 	s := &Session{
 		Locks:   Redis{Client: c, Key: "every:job:lock", TTL: ttl, Host: "web-1", Where: proxy.Addr},
@@ -232,7 +237,7 @@ func TestSessionLostLockEndWritten(t *testing.T) {
 func TestSessionLoadFresh(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, proxy := newSession(t, srv, 300*time.Millisecond)
+	s, proxy := newSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 	if err := s.Records.Save(ctx, record(1, false, slot)); err != nil {
 		t.Fatal(err)
@@ -263,7 +268,9 @@ func TestSessionLoadFresh(t *testing.T) {
 		t.Fatalf("Load between runs = %+v, %v; want the record read again", rec, err)
 	}
 
-	// A lease lost before Load: the record is read again.
+	// A lease lost before Load: the record is read again. (A short lease
+	// for this part only: above, a stall must not lose the lease.)
+	s, proxy = newSession(t, srv, 300*time.Millisecond)
 	lease, err = s.Lock(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
