@@ -57,11 +57,7 @@ func tripLoop(t *testing.T, srv *redistest.Server, wire wiring, name string, run
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	exit := runner.Loop(ctx, cfg)
-	trips, dials := proxy.Trips()
-	var seq []string
-	for _, trip := range trips {
-		seq = append(seq, strings.ReplaceAll(strings.Join(trip, "+"), "EVALSHA", "EVAL"))
-	}
+	seq, dials := proxy.TripNames()
 	return seq, dials, exit
 }
 

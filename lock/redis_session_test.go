@@ -41,11 +41,7 @@ func newSession(t *testing.T, srv *redistest.Server, ttl time.Duration) (*Sessio
 
 // trips returns the round trips since the last call, EVALSHA shown as EVAL.
 func trips(p *redistest.Proxy) []string {
-	ts, _ := p.Trips()
-	var seq []string
-	for _, trip := range ts {
-		seq = append(seq, strings.ReplaceAll(strings.Join(trip, "+"), "EVALSHA", "EVAL"))
-	}
+	seq, _ := p.TripNames()
 	return seq
 }
 

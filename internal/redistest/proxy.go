@@ -169,6 +169,16 @@ func (p *Proxy) Trips() (trips []Trip, dials int) {
 	return trips, dials
 }
 
+// TripNames is Trips, each round trip as its commands joined by "+", and
+// EVALSHA shown as EVAL: either runs a script in one round trip.
+func (p *Proxy) TripNames() (trips []string, dials int) {
+	ts, dials := p.Trips()
+	for _, t := range ts {
+		trips = append(trips, strings.ReplaceAll(strings.Join(t, "+"), "EVALSHA", "EVAL"))
+	}
+	return trips, dials
+}
+
 // Freeze stops forwarding: whatever is sent from now on, either way, is held.
 // New connections are accepted but get nothing through either.
 func (p *Proxy) Freeze() {
