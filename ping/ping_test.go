@@ -490,7 +490,6 @@ func TestRetryAtStop(t *testing.T) {
 	}
 }
 
-
 // TestRequestTimeout checks that each request is bounded by the timeout,
 // and retried.
 // A client of the caller's, with no timeouts of its own, is bounded too.
