@@ -468,18 +468,10 @@ func TestRetryAtStop(t *testing.T) {
 	p.Finished(success)
 	closed := make(chan struct{})
 	go func() { p.Close(bound); close(closed) }()
-	deadline := time.Now().Add(bound)
-	for {
-		p.mu.Lock()
-		c := p.closed
-		p.mu.Unlock()
-		if c {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("Close did not begin")
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-p.closing: // Close has begun
+	case <-time.After(bound):
+		t.Fatal("Close did not begin")
 	}
 	close(release)
 	expect(t, rec.next(t), "0", "all fine\n")
