@@ -110,7 +110,7 @@ func Margin(ttl time.Duration) time.Duration {
 // as ctx ends, even while Redis has not answered: a reply that comes later and
 // took the lock releases it.
 func (r Redis) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
-	l, _, err := r.take(ctx, wait, acquire, []string{r.Key, r.Key + ":fence"})
+	l, _, err := r.take(ctx, wait, acquire, []string{r.Key, r.Key + ":fence"}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -120,8 +120,9 @@ func (r Redis) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
 // take takes the lock with script, whose answer is {1, token, ...} when it
 // took it and {0, holder's value} when not, trying again until wait has
 // passed; keys[0] is the lock's key. It returns the lease and the script's
-// whole answer.
-func (r Redis) take(ctx context.Context, wait time.Duration, script *redis.Script, keys []string, args ...any) (*redisLease, []any, error) {
+// whole answer. late undoes an answer that took the lock after ctx ended
+// (value is the lease's, res the answer); nil: the key is released.
+func (r Redis) take(ctx context.Context, wait time.Duration, script *redis.Script, keys []string, late func(ctx context.Context, value string, res []any), args ...any) (*redisLease, []any, error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	// The value names its holder after the random token, for those who find
@@ -130,7 +131,7 @@ func (r Redis) take(ctx context.Context, wait time.Duration, script *redis.Scrip
 	args = append([]any{value, r.TTL.Milliseconds()}, args...)
 	deadline := time.Now().Add(wait)
 	for {
-		sent, res, err := r.tryAcquire(ctx, script, keys, value, args)
+		sent, res, err := r.tryAcquire(ctx, script, keys, value, late, args)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %s: %w", ErrStore, r.Where, err)
 		}
@@ -157,9 +158,9 @@ func (r Redis) take(ctx context.Context, wait time.Duration, script *redis.Scrip
 // when ctx ends, whichever comes first: go-redis stops waiting for a reply
 // at a deadline, not at a cancellation, and a stop must not wait for a
 // silent server. An answer that comes after ctx ended and took the lock is
-// released at once. sent is when the script was sent: the lease counts from
-// there.
-func (r Redis) tryAcquire(ctx context.Context, script *redis.Script, keys []string, value string, args []any) (sent time.Time, res []any, err error) {
+// undone at once by late, or released if late is nil. sent is when the
+// script was sent: the lease counts from there.
+func (r Redis) tryAcquire(ctx context.Context, script *redis.Script, keys []string, value string, late func(context.Context, string, []any), args []any) (sent time.Time, res []any, err error) {
 	type answer struct {
 		res []any
 		err error
@@ -180,6 +181,10 @@ func (r Redis) tryAcquire(ctx context.Context, script *redis.Script, keys []stri
 			if a := <-got; a.err == nil && len(a.res) >= 2 && a.res[0] == int64(1) {
 				rctx, cancel := context.WithTimeout(context.Background(), r.TTL)
 				defer cancel()
+				if late != nil {
+					late(rctx, value, a.res)
+					return
+				}
 				_ = runScript(rctx, r.Client, release, []string{r.Key}, value).Err()
 			}
 		}()

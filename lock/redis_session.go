@@ -33,7 +33,10 @@ var ErrFenced = errors.New("state write refused: another holder took the lock si
 //   - the end of the run is written, fenced, and the lock released in one
 //     script; Unlock then sends nothing.
 //
-// A skipped slot (done) costs the lock and the release; a busy lock, the lock.
+// LockStart spares the second: it writes the start in the script that takes
+// the lock, when Redis still holds exactly what this session wrote last
+// (nobody ran nor wrote since), so that a run costs two round trips. A
+// skipped slot (done) costs the lock and the release; a busy lock, the lock.
 // Every write under a lease is fenced: it is refused (ErrFenced) once another
 // holder has taken the lock, so a holder cut off by a partition never
 // overwrites the record of the one that ran after it.
@@ -50,6 +53,10 @@ type Session struct {
 	// started says a start of the run (running: true) was written under
 	// held: a write of a record not running after it is the run's end.
 	started bool
+	// written is what this session's last write stored, as Redis confirmed
+	// it; nil when that is not known (no write yet, or the last one failed,
+	// was refused, or its answer never came).
+	written []byte
 }
 
 // acquireLoad is acquire (see there), and also reads the record, as
@@ -57,6 +64,18 @@ type Session struct {
 // {1, token, record} when the lock was taken, {0, holder's value} when not.
 var acquireLoad = redis.NewScript(takeLock +
 	"  return {1, token, redis.call('GETRANGE', KEYS[3], 0, ARGV[3])}\n" + orHolder)
+
+// acquireStart is acquireLoad, and also writes the start of the run (ARGV[5])
+// with the lock when the record is exactly ARGV[4] (what this session wrote
+// last; "" never matches): {1, token, 1} when it wrote it, {1, token, 0,
+// record} when not, {0, holder's value} when the lock was not free.
+var acquireStart = redis.NewScript(takeLock + `
+  if ARGV[4] ~= '' and redis.call('GET', KEYS[3]) == ARGV[4] then
+    redis.call('SET', KEYS[3], ARGV[5])
+    return {1, token, 1}
+  end
+  return {1, token, 0, redis.call('GETRANGE', KEYS[3], 0, ARGV[3])}
+` + orHolder)
 
 // fencedSave writes the record (KEYS[1]) unless another holder has taken the
 // lock (KEYS[2]) since the lease of value ARGV[2] and token ARGV[3]: the key
@@ -82,20 +101,92 @@ return 1
 
 // Lock takes the lock as Redis.Lock does, and reads the record with it.
 func (s *Session) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
-	keys := []string{s.Locks.Key, s.Locks.Key + ":fence", s.Records.Key}
-	l, res, err := s.Locks.take(ctx, wait, acquireLoad, keys, state.MaxSize)
+	l, res, err := s.Locks.take(ctx, wait, acquireLoad, s.keys(), nil, state.MaxSize)
 	if err != nil {
 		return nil, err
 	}
+	s.took(l, false, res[2:])
+	return l, nil
+}
+
+// LockStart tries the lock once (no wait), and writes start, the start of
+// the run, with it when Redis holds exactly the record this session wrote
+// last: nobody ran, nor wrote the record, since; start, which the caller
+// made from its own copy of that record, is then what the run would write
+// after reading it. started says it was written: the run's end is written
+// with the release, as after a Save of the start. Otherwise (the record
+// changed, or what this session wrote last is not known) it is Lock: the
+// record read with the lock is served by the next Load.
+func (s *Session) LockStart(ctx context.Context, start *state.Record) (lease Lease, started bool, err error) {
+	b, err := state.Encode(start)
+	s.mu.Lock()
+	expected := s.written
+	s.mu.Unlock()
+	if err != nil || len(b) > state.MaxSize || len(expected) == 0 {
+		// Nothing to compare with, or a start Load would not read back.
+		lease, err := s.Lock(ctx, 0)
+		return lease, false, err
+	}
+	undo := func(ctx context.Context, value string, res []any) { s.undoStart(ctx, value, res, expected) }
+	l, res, err := s.Locks.take(ctx, 0, acquireStart, s.keys(), undo, state.MaxSize, expected, b)
+	if err != nil {
+		var busy *BusyError
+		if !errors.As(err, &busy) {
+			s.setWritten(nil) // the start may have been written, or not
+		}
+		return nil, false, err
+	}
+	if len(res) > 2 && res[2] == int64(1) {
+		s.took(l, true, []any{string(b)})
+		s.setWritten(b)
+		return l, true, nil
+	}
+	// Someone else wrote the record since: what this session wrote is gone.
+	s.setWritten(nil)
+	s.took(l, false, res[3:])
+	return l, false, nil
+}
+
+// undoStart undoes what acquireStart did for a LockStart that stopped
+// waiting before its answer came: the record as it was before (prev), and
+// the key released, in one fenced write, so that no run that never ran is
+// on record; or only the release, if the start was not written.
+func (s *Session) undoStart(ctx context.Context, value string, res []any, prev []byte) {
+	token, _ := res[1].(int64)
+	if len(res) > 2 && res[2] == int64(1) {
+		keys := []string{s.Records.Key, s.Locks.Key, s.Locks.Key + ":fence"}
+		_ = runScript(ctx, s.Locks.Client, fencedSave, keys, prev, value, strconv.FormatInt(token, 10), "1").Err()
+		return
+	}
+	_ = runScript(ctx, s.Locks.Client, release, []string{s.Locks.Key}, value).Err()
+}
+
+// keys are the keys of the acquiring scripts: the lock, its fencing
+// counter, the record.
+func (s *Session) keys() []string {
+	return []string{s.Locks.Key, s.Locks.Key + ":fence", s.Records.Key}
+}
+
+// took makes l the lease under way; started says the run's start is
+// written; rest is what the script answered after the token and the
+// started flag: the record, as Load will serve it ("" or nothing: none).
+func (s *Session) took(l *redisLease, started bool, rest []any) {
 	l.session = s
 	b := ""
-	if len(res) > 2 {
-		b, _ = res[2].(string)
+	if len(rest) > 0 {
+		b, _ = rest[0].(string)
 	}
 	s.mu.Lock()
-	s.held, s.fetched, s.record, s.started = l, true, []byte(b), false
+	s.held, s.fetched, s.record, s.started = l, true, []byte(b), started
 	s.mu.Unlock()
-	return l, nil
+}
+
+// setWritten takes note of what Redis holds as this session's last write:
+// nil when that is not known.
+func (s *Session) setWritten(b []byte) {
+	s.mu.Lock()
+	s.written = b
+	s.mu.Unlock()
 }
 
 // forget ends what the session knows of lease l, at its Unlock.
@@ -129,6 +220,7 @@ func (s *Session) Save(ctx context.Context, rec *state.Record) error {
 	s.mu.Lock()
 	l := s.held
 	s.fetched, s.record = false, nil // what was read is older than this
+	s.written = nil                  // not known until Redis says so
 	end := l != nil && s.started && !rec.Running
 	if l != nil && rec.Running {
 		s.started = true
@@ -158,6 +250,7 @@ func (s *Session) Save(ctx context.Context, rec *state.Record) error {
 	case n == 2:
 		l.released.Store(true)
 	}
+	s.setWritten(b)
 	return nil
 }
 
