@@ -286,3 +286,298 @@ func TestSessionLoadFresh(t *testing.T) {
 		t.Fatalf("Load under a lost lease = %+v, %v; want the record read again", rec, err)
 	}
 }
+
+// run is one run as the loop makes its calls with LockStart: the lock with
+// the start, or, when it was not written, the record's Load and the start;
+// then the end with the release. It returns whether the start went with the
+// lock, and the record Load served (nil when not called).
+func run(t *testing.T, s *Session, start, end *state.Record) (started bool, loaded *state.Record) {
+	t.Helper()
+	ctx := context.Background()
+	lease, started, err := s.LockStart(ctx, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !started {
+		if loaded, err = s.Load(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Save(ctx, start); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Save(ctx, end); err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	return started, loaded
+}
+
+// stored returns the record Redis holds.
+func stored(t *testing.T, srv *redistest.Server) *state.Record {
+	t.Helper()
+	b, err := srv.Client("").Get(context.Background(), "every:job:state").Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := state.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestSessionLockStartRoundTrips: a run costs two round trips (the lock
+// with the start, the end with the release) once the session has written
+// the record that Redis holds; three the first time, and whenever the record
+// changed behind its back, which is then read, never overwritten.
+func TestSessionLockStartRoundTrips(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	s, proxy := newSession(t, srv, 10*time.Second)
+	slot := time.Now().Truncate(time.Minute).UTC()
+	if err := s.Records.Save(ctx, record(1, false, slot.Add(-time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	trips(proxy)
+
+	// The first run: nothing written by this session yet.
+	started, loaded := run(t, s, record(2, true, slot), record(2, false, slot))
+	if started || loaded == nil || loaded.Runs != 1 {
+		t.Fatalf("first run: started %v, loaded %+v; want the record read, the start apart", started, loaded)
+	}
+	if got, want := trips(proxy), []string{"EVAL", "EVAL", "EVAL"}; !slices.Equal(got, want) {
+		t.Fatalf("first run: round trips %v, want %v", got, want)
+	}
+
+	// The next ones: the start goes with the lock.
+	for runs := 3; runs <= 4; runs++ {
+		at := slot.Add(time.Duration(runs) * time.Minute)
+		started, _ := run(t, s, record(runs, true, at), record(runs, false, at))
+		if !started {
+			t.Fatalf("run %d: start not written with the lock", runs)
+		}
+		if got, want := trips(proxy), []string{"EVAL", "EVAL"}; !slices.Equal(got, want) {
+			t.Fatalf("run %d: round trips %v, want %v", runs, got, want)
+		}
+		if rec := stored(t, srv); rec.Runs != runs || rec.Running {
+			t.Fatalf("run %d: record %+v, want its end", runs, rec)
+		}
+	}
+	if n, err := srv.Client("").Exists(ctx, "every:job:lock").Result(); err != nil || n != 0 {
+		t.Fatalf("lock key exists = %d, %v after the runs; want it released", n, err)
+	}
+
+	// The start written with the lock is what Load serves, should it be
+	// called, with no round trip.
+	at := slot.Add(5 * time.Minute)
+	lease, started, err := s.LockStart(ctx, record(5, true, at))
+	if err != nil || !started {
+		t.Fatalf("LockStart = %v, %v; want the start written", started, err)
+	}
+	trips(proxy)
+	if rec, err := s.Load(ctx); err != nil || rec == nil || rec.Runs != 5 || !rec.Running {
+		t.Fatalf("Load after the start = %+v, %v; want the start", rec, err)
+	}
+	if got := trips(proxy); len(got) != 0 {
+		t.Fatalf("Load after the start: round trips %v, want none", got)
+	}
+	if err := s.Save(ctx, record(5, false, at)); err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	trips(proxy)
+
+	// Another host ran meanwhile: its record is read, not overwritten by
+	// the start made from this session's own.
+	if err := s.Records.Client.Set(ctx, "every:job:state", mustEncode(t, record(9, false, at)), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	trips(proxy)
+	lease, started, err = s.LockStart(ctx, record(6, true, at.Add(time.Minute)))
+	if err != nil || started {
+		t.Fatalf("LockStart after another's write = %v, %v; want the lock only", started, err)
+	}
+	if rec := stored(t, srv); rec.Runs != 9 {
+		t.Fatalf("record %+v after LockStart; want the other host's, kept", rec)
+	}
+	if rec, err := s.Load(ctx); err != nil || rec == nil || rec.Runs != 9 {
+		t.Fatalf("Load = %+v, %v; want the other host's record", rec, err)
+	}
+	if err := s.Save(ctx, record(10, true, at.Add(time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(ctx, record(10, false, at.Add(time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := trips(proxy), []string{"EVAL", "EVAL", "EVAL"}; !slices.Equal(got, want) {
+		t.Fatalf("a run after another's write: round trips %v, want %v", got, want)
+	}
+	// And the one after that is its own again.
+	if started, _ := run(t, s, record(11, true, at.Add(2*time.Minute)), record(11, false, at.Add(2*time.Minute))); !started {
+		t.Fatal("run after the record was this session's again: start not written with the lock")
+	}
+
+	// A busy lock: the lock only, nothing written.
+	other, _ := newSession(t, srv, 10*time.Second)
+	held, err := other.Lock(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock()
+	trips(proxy)
+	if _, _, err := s.LockStart(ctx, record(12, true, at.Add(3*time.Minute))); !errors.Is(err, ErrBusy) {
+		t.Fatalf("LockStart = %v, want busy", err)
+	}
+	if got, want := trips(proxy), []string{"EVAL"}; !slices.Equal(got, want) {
+		t.Fatalf("a busy lock: round trips %v, want %v", got, want)
+	}
+	if rec := stored(t, srv); rec.Runs != 11 || rec.Running {
+		t.Fatalf("record %+v after a busy LockStart; want the last run's end", rec)
+	}
+}
+
+func mustEncode(t *testing.T, rec *state.Record) []byte {
+	t.Helper()
+	b, err := state.Encode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestSessionLockStartAfterRefusal: a write Redis refused (fenced: another
+// took the lock meanwhile) leaves the session not knowing what Redis holds:
+// the next run reads the record, even if it is still the session's start.
+func TestSessionLockStartAfterRefusal(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	s, _ := newSession(t, srv, 10*time.Second)
+	other, _ := newSession(t, srv, 10*time.Second)
+	slot := time.Now().Truncate(time.Minute).UTC()
+	run(t, s, record(1, true, slot), record(1, false, slot))
+
+	lease, started, err := s.LockStart(ctx, record(2, true, slot.Add(time.Minute)))
+	if err != nil || !started {
+		t.Fatalf("LockStart = %v, %v; want the start written", started, err)
+	}
+	// The key expires (a partition); another holder takes the lock and
+	// lets it go without writing.
+	if _, err := srv.Do(ctx, "", "DEL", "every:job:lock"); err != nil {
+		t.Fatal(err)
+	}
+	held, err := other.Lock(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := held.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(ctx, record(2, false, slot.Add(time.Minute))); !errors.Is(err, ErrFenced) {
+		t.Fatalf("stale end = %v, want ErrFenced", err)
+	}
+	if err := lease.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	// Redis still holds the session's start; the refusal says nothing of
+	// what it holds, so the next run reads it (a run cut short).
+	started, loaded := run(t, s, record(2, true, slot.Add(2*time.Minute)), record(2, false, slot.Add(2*time.Minute)))
+	if started || loaded == nil || !loaded.Running || loaded.Runs != 2 {
+		t.Fatalf("run after a refusal: started %v, loaded %+v; want the start left running read", started, loaded)
+	}
+}
+
+// TestSessionLockStartAfterLostAnswer: a write whose answer never came
+// (the server silent past the call's deadline) leaves the session not
+// knowing what Redis holds, even if the write landed after all: the next run
+// reads the record.
+func TestSessionLockStartAfterLostAnswer(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	s, proxy := newSession(t, srv, 10*time.Second)
+	slot := time.Now().Truncate(time.Minute).UTC()
+	run(t, s, record(1, true, slot), record(1, false, slot))
+
+	lease, started, err := s.LockStart(ctx, record(2, true, slot.Add(time.Minute)))
+	if err != nil || !started {
+		t.Fatalf("LockStart = %v, %v; want the start written", started, err)
+	}
+	proxy.Freeze()
+	sctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	err = s.Save(sctx, record(2, false, slot.Add(time.Minute)))
+	cancel()
+	if err == nil {
+		t.Fatal("Save through a frozen proxy succeeded")
+	}
+	proxy.Thaw()
+	// The held write lands now.
+	deadline := time.Now().Add(30 * time.Second)
+	for stored(t, srv).Running {
+		if time.Now().After(deadline) {
+			t.Fatal("the held end never landed")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := lease.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	started, loaded := run(t, s, record(3, true, slot.Add(2*time.Minute)), record(3, false, slot.Add(2*time.Minute)))
+	if started || loaded == nil || loaded.Runs != 2 || loaded.Running {
+		t.Fatalf("run after a lost answer: started %v, loaded %+v; want the record read", started, loaded)
+	}
+	if started, _ := run(t, s, record(4, true, slot.Add(3*time.Minute)), record(4, false, slot.Add(3*time.Minute))); !started {
+		t.Fatal("run after a confirmed write: start not written with the lock")
+	}
+}
+
+// TestSessionLockStartAbandoned: a LockStart that stops waiting (its
+// context ends) before the answer comes leaves no run on record that never
+// ran: a start written by the late answer is undone (the record as it was),
+// and the key released.
+func TestSessionLockStartAbandoned(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	s, proxy := newSession(t, srv, 10*time.Second)
+	slot := time.Now().Truncate(time.Minute).UTC()
+	run(t, s, record(1, true, slot), record(1, false, slot))
+	before, err := srv.Client("").Get(ctx, "every:job:state").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fence, err := srv.Client("").Get(ctx, "every:job:lock:fence").Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	proxy.Freeze()
+	lctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	_, _, err = s.LockStart(lctx, record(2, true, slot.Add(time.Minute)))
+	cancel()
+	if err == nil {
+		t.Fatal("LockStart through a frozen proxy succeeded")
+	}
+	proxy.Thaw()
+	// The script runs now (the fencing counter moves), and its answer is
+	// undone.
+	c := srv.Client("")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		f, _ := c.Get(ctx, "every:job:lock:fence").Int64()
+		n, _ := c.Exists(ctx, "every:job:lock").Result()
+		b, _ := c.Get(ctx, "every:job:state").Result()
+		if f > fence && n == 0 && b == before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fence %d (was %d), lock key exists %d, record %s; want the start undone and the key released", f, fence, n, b)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
