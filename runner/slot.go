@@ -46,7 +46,8 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	if !manual {
 		out.next = l.slots.Next(slot)
 	}
-	lease, stop, err := l.lock(ctx)
+	now, start := l.startFirst(slot, manual)
+	lease, started, stop, err := l.lock(ctx, start)
 	if stop == nil && err != nil {
 		out.unavailable = true
 		out.next = l.notPast(out.next)
@@ -60,30 +61,77 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	l.ended(&l.outages.locked, false, "lock free again", "event", "skip", "reason", "locked")
 	defer func() { out.stopBy(l.unlock(lease, out.stop != nil)) }()
 
-	now := l.cfg.Clock.Now()
-	if l.cfg.Store != nil {
-		var skip bool
-		if slot, skip = l.reconcile(ctx, slot, manual, now, &out); skip {
-			return out
+	if started {
+		// The start went with the lock: the record it was made from is the
+		// store's, and reconcile would have found nothing to change.
+		l.rec = *start
+	} else {
+		now = l.cfg.Clock.Now()
+		if l.cfg.Store != nil {
+			var skip bool
+			if slot, skip = l.reconcile(ctx, slot, manual, now, &out); skip {
+				return out
+			}
 		}
 	}
-	l.run(ctx, slot, now, manual, catchingUp, lease, &out)
+	l.run(ctx, slot, now, manual, catchingUp, lease, started, &out)
 	return out
 }
 
-// run runs the slot's command, under the lock, and books it in the record:
-// its start while the command starts, its end once it is over.
-func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp bool, lease lock.Lease, out *outcome) {
-	l.runAsked = false // this run answers a SIGUSR1 that came while the slot began
-	booked := slot
+// startFirst returns the start of the run of slot, made from the loop's own
+// record, for the lock to write with itself, and the run's start time: when
+// the lock is the store (startLocker), this process has run before and its
+// last write succeeded, and reconcile, given the loop's record, would change
+// nothing (no grid to join, no run cut short) nor skip the slot (done).
+// Otherwise nil: the record is read under the lock first. Manual runs
+// always take that path.
+//
+// The lock writes the start only if the store holds exactly what this
+// process wrote last; the loop's record is then that record (its last
+// write, or the same read back since), and the start the one the run would
+// make after reading it. Any other record, another instance's, a hand
+// edit's, is read, never overwritten.
+func (l *loop) startFirst(slot time.Time, manual bool) (now time.Time, start *state.Record) {
+	if _, ok := l.cfg.Lock.(startLocker); !ok || manual || l.ran == 0 || l.unsaved || l.cfg.Store == nil ||
+		any(l.cfg.Store) != any(l.cfg.Lock) {
+		return now, nil
+	}
+	now, rec := l.cfg.Clock.Now(), l.rec
+	if rec.Running || rec.Schedule != l.cfg.Schedule || l.otherGrid(&rec) || Done(&rec, false, slot.Round(0), now.Round(0), l.slots) {
+		return now, nil
+	}
+	s := l.booked(slot, now, false)
+	return now, &s
+}
+
+// otherGrid reports whether rec, of this schedule, is on another grid than
+// the loop's: another instance's, for the loop to join.
+func (l *loop) otherGrid(rec *state.Record) bool {
+	return l.cfg.Calendar == nil && !rec.Anchor.Equal(l.anchor.Round(0))
+}
+
+// booked returns the loop's record with the start of the run of slot
+// booked; a manual run books the slot it runs in.
+func (l *loop) booked(slot, now time.Time, manual bool) state.Record {
 	if manual {
-		booked = l.slots.Prev(now)
-	} else {
+		slot = l.slots.Prev(now)
+	}
+	return markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule,
+		Anchor: l.anchor, Slot: slot, At: now, Host: l.cfg.Host, PID: l.cfg.PID})
+}
+
+// run runs the slot's command, under the lock, and books it in the record:
+// its start while the command starts (unless written, with the lock
+// already), its end once it is over.
+func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp bool, lease lock.Lease, written bool, out *outcome) {
+	l.runAsked = false // this run answers a SIGUSR1 that came while the slot began
+	if !manual {
 		l.dst(slot)
 	}
-	l.rec = markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule,
-		Anchor: l.anchor, Slot: booked, At: now, Host: l.cfg.Host, PID: l.cfg.PID})
-	started, startErr := l.saveStart(ctx)
+	if !written {
+		l.rec = l.booked(slot, now, manual)
+	}
+	started, startErr := l.saveStart(ctx, written)
 	l.tail = nil
 	if l.cfg.QuietSuccess || l.cfg.Hooks.any() || l.cfg.Observer != nil && l.cfg.Observer.WantsOutput() {
 		l.tail = NewTail(l.cfg.OutputTail)
@@ -147,10 +195,11 @@ func (l *loop) told(slot, start, end time.Time, res Result, attempts int, lease 
 // path from slot to exec; the write does not listen for signals, the attempt
 // does. A crash before it lands leaves the record of the run before: this
 // slot then looks missed, as a cut-short run's does. started is closed when
-// the write is done, with its error in *err.
-func (l *loop) saveStart(ctx context.Context) (started chan struct{}, err *error) {
+// the write is done, with its error in *err. A start written with the lock
+// already is done at once.
+func (l *loop) saveStart(ctx context.Context, written bool) (started chan struct{}, err *error) {
 	rec, started, err := l.rec, make(chan struct{}), new(error)
-	if l.cfg.Store == nil {
+	if l.cfg.Store == nil || written {
 		close(started)
 		return started, err
 	}
@@ -229,7 +278,7 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 	}
 	interrupted := rec.Running && !l.holderAlive(rec, l.cfg.Lock != nil)
 	if rec.Schedule == l.cfg.Schedule {
-		if l.cfg.Calendar == nil && !rec.Anchor.Equal(l.anchor.Round(0)) {
+		if l.otherGrid(rec) {
 			// Another instance runs this job on its own grid: join it.
 			l.setGrid(rec.Anchor)
 			if !manual {

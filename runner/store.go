@@ -71,32 +71,46 @@ func (l *loop) await(finished <-chan struct{}, stopping bool) (stop os.Signal, d
 	}
 }
 
-// lock takes the job's lock. A stop signal while it waits, for a busy lock or
-// a slow store, ends the wait at once; a lease that comes after it is
-// released.
-func (l *loop) lock(ctx context.Context) (lock.Lease, os.Signal, error) {
+// startLocker is a lock that is also the job's store, and can write the
+// start of the run with the lock (lock.Session): when the store still holds
+// what this process wrote last, the run saves a round trip.
+type startLocker interface {
+	LockStart(ctx context.Context, start *state.Record) (lease lock.Lease, started bool, err error)
+}
+
+// lock takes the job's lock; with start, by LockStart (the lock must be a
+// startLocker), which may write start with it (started). A stop signal while
+// it waits, for a busy lock or a slow store, ends the wait at once; a lease
+// that comes after it is released, and a start written with it undone: the
+// record as it was, as the run never began.
+func (l *loop) lock(ctx context.Context, start *state.Record) (lease lock.Lease, started bool, stop os.Signal, err error) {
 	if l.cfg.Lock == nil {
-		return noLease{}, nil, nil
+		return noLease{}, false, nil, nil
 	}
-	var (
-		lease lock.Lease
-		err   error
-	)
-	stop, _ := l.storeCall(ctx, false, func(ctx context.Context) {
-		lease, err = l.cfg.Lock.Lock(ctx, 0)
+	prev := l.rec
+	stop, _ = l.storeCall(ctx, false, func(ctx context.Context) {
+		if start != nil {
+			lease, started, err = l.cfg.Lock.(startLocker).LockStart(ctx, start)
+		} else {
+			lease, err = l.cfg.Lock.Lock(ctx, 0)
+		}
 		if errors.Is(err, lock.ErrBusy) && l.cfg.LockWait > 0 {
 			l.log.Debug("lock busy, waiting", "event", "skip", "reason", "locked", "count", 0, "wait_ms", l.cfg.LockWait.Milliseconds())
 			lease, err = l.cfg.Lock.Lock(ctx, l.cfg.LockWait)
 		}
 		if lease != nil && ctx.Err() != nil {
-			_ = lease.Unlock() // taken too late: the loop has stopped
-			lease, err = nil, ctx.Err()
+			// Taken too late: the loop has stopped.
+			if started {
+				_ = l.cfg.Store.Save(context.WithoutCancel(ctx), &prev)
+			}
+			_ = lease.Unlock()
+			lease, started, err = nil, false, ctx.Err()
 		}
 	})
 	if stop != nil {
-		return nil, stop, nil
+		return nil, false, stop, nil
 	}
-	return lease, nil, err
+	return lease, started, nil, err
 }
 
 // unlock releases the lease; a stopping loop gives it stopGrace. A stop
