@@ -83,12 +83,17 @@ type startLocker interface {
 // it waits, for a busy lock or a slow store, ends the wait at once; a lease
 // that comes after it is released, and a start written with it undone: the
 // record as it was, as the run never began.
-func (l *loop) lock(ctx context.Context, start *state.Record) (lease lock.Lease, started bool, stop os.Signal, err error) {
+func (l *loop) lock(ctx context.Context, start *state.Record) (lock.Lease, bool, os.Signal, error) {
 	if l.cfg.Lock == nil {
 		return noLease{}, false, nil, nil
 	}
+	var (
+		lease   lock.Lease
+		started bool
+		err     error
+	)
 	prev := l.rec
-	stop, _ = l.storeCall(ctx, false, func(ctx context.Context) {
+	stop, _ := l.storeCall(ctx, false, func(ctx context.Context) {
 		if start != nil {
 			lease, started, err = l.cfg.Lock.(startLocker).LockStart(ctx, start)
 		} else {
