@@ -82,9 +82,9 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 // record, for the lock to write with itself, and the run's start time: when
 // the lock is the store (startLocker), this process has run before and its
 // last write succeeded, and reconcile, given the loop's record, would change
-// nothing (no grid to join, no run cut short) nor skip the slot (done).
-// Otherwise nil: the record is read under the lock first. Manual runs
-// always take that path.
+// nothing (no grid to join, no run cut short) nor skip the slot (done), nor
+// log (the end of a series of failed reads). Otherwise nil: the record is
+// read under the lock first. Manual runs always take that path.
 //
 // The lock writes the start only if the store holds exactly what this
 // process wrote last; the loop's record is then that record (its last
@@ -92,7 +92,7 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 // make after reading it. Any other record, another instance's, a hand
 // edit's, is read, never overwritten.
 func (l *loop) startFirst(slot time.Time, manual bool) (now time.Time, start *state.Record) {
-	if _, ok := l.cfg.Lock.(startLocker); !ok || manual || l.ran == 0 || l.unsaved || l.cfg.Store == nil ||
+	if _, ok := l.cfg.Lock.(startLocker); !ok || manual || l.ran == 0 || l.unsaved || l.outages.stateRead.n > 0 || l.cfg.Store == nil ||
 		any(l.cfg.Store) != any(l.cfg.Lock) {
 		return now, nil
 	}

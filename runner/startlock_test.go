@@ -290,6 +290,7 @@ func TestStartFirst(t *testing.T) {
 		{"manual", func(*loop) {}, true, false},
 		{"first run", func(l *loop) { l.ran = 0 }, false, false},
 		{"last write failed", func(l *loop) { l.unsaved = true }, false, false},
+		{"reads failing", func(l *loop) { l.outages.stateRead.n = 1 }, false, false},
 		{"slot done", func(l *loop) { l.rec.LastSlot = slot }, false, false},
 		{"running", func(l *loop) { l.rec.Running = true }, false, false},
 		{"other grid", func(l *loop) { l.rec.Anchor = anchor.Add(time.Second) }, false, false},
