@@ -95,7 +95,9 @@ func fleet(cfg *config) string {
 		"from the server's INFO commandstats, diffed (calls made inside scripts included, the harness's own INFO excluded). "+
 		"In the loop: every %s, the job bench/stamp, alone through the proxy, counted between two samples taken between runs "+
 		"(the runs counted from the job's file); connection set-up, if any, counts. The one-shots run after the loop, with its scripts already in Redis's cache "+
-		"(a cold cache adds a NOSCRIPT reply and an EVAL per script). Goal: ≤ 2 round trips per run.\n\n", iv)
+		"(a cold cache adds a NOSCRIPT reply and an EVAL per script). Goal: ≤ 2 round trips per run: a run writes its start "+
+		"with the lock when the record is the one its process wrote last; the first run of a process (a one-shot's), and one "+
+		"after another instance or a hand wrote the record, read it first and write the start apart (3).\n\n", iv)
 	runs := float64(rt.runs)
 	fmt.Fprintln(&b, "| case | runs | round trips per run | ≤ 2 | connections opened | commands per run |")
 	fmt.Fprintln(&b, "| --- | ---: | ---: | --- | ---: | --- |")
