@@ -143,7 +143,7 @@ func (s *Session) LockStart(ctx context.Context, start *state.Record) (lease Lea
 	}
 	// Someone else wrote the record since: what this session wrote is gone.
 	s.setWritten(nil)
-	s.took(l, false, res[3:])
+	s.took(l, false, res[min(3, len(res)):])
 	return l, false, nil
 }
 
