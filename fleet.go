@@ -132,9 +132,10 @@ func bound(opt *redis.Options, q url.Values) {
 }
 
 // job returns a fleet job's lock and store, either nil when the job has
-// none: with both, one lock.Session is both, so that a run costs three
-// round trips (the lock with the record, the start, the end with the
-// release) instead of five, and its writes are fenced.
+// none: with both, one lock.Session is both, so that a run costs two round
+// trips (the lock with the start, the end with the release; three, with the
+// start apart, when the record is not the one this process wrote last)
+// instead of five, and its writes are fenced.
 func (f *fleet) job(name, host string, ttl, period time.Duration, withLock, withState bool) (lock.Locker, state.Store) {
 	l := lock.Redis{Client: f.client, Key: f.lockKey(name), TTL: ttl, Host: host, Where: f.server}
 	s := state.Redis{Client: f.client, Key: f.stateKey(name), Period: period, Server: f.server}
