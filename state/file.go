@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -236,13 +237,27 @@ var selfPID = os.Getpid()
 
 // selfTag tells this process's temporary files from those of a process with
 // the same pid in another PID namespace (two containers, each every as PID 1,
-// sharing a state volume).
+// sharing a state volume), or of an earlier process with the same pid.
 var selfTag = strconv.FormatUint(rand.Uint64(), 36)
 
+// selfNS names this process's PID namespace in its temporary files' names,
+// so that a start can tell a writer of its own namespace, whose pid it can
+// check, from one of another sharing the directory, whose pid means nothing
+// here; "x" where it cannot be known.
+var selfNS = sync.OnceValue(func() string {
+	if ns, ok := pidNamespace(); ok {
+		return strconv.FormatUint(ns, 36)
+	}
+	return unknownNS
+})
+
+// unknownNS is the namespace of a writer that could not name its own.
+const unknownNS = "x"
+
 // tempName is the name of a new temporary file of the record: the writer's
-// pid (for removeLeftovers), its tag and a sequence number.
+// pid and PID namespace (for removeLeftovers), its tag and a sequence number.
 func (f File) tempName() string {
-	return f.tempPrefix() + strconv.Itoa(selfPID) + "-" + selfTag + "-" + strconv.FormatUint(tempSeq.Add(1), 10)
+	return f.tempPrefix() + strconv.Itoa(selfPID) + "-" + selfNS() + "-" + selfTag + "-" + strconv.FormatUint(tempSeq.Add(1), 10)
 }
 
 // tempSeq numbers this process's temporary files.
@@ -325,25 +340,46 @@ func (f File) removeLeftovers() {
 		if !ok {
 			continue
 		}
-		// A write takes milliseconds. A file of a writer that is not a
-		// live other process here (dead, or this pid: a process before
-		// this one) is removed once it is a second old; any is once it is
-		// a minute old. The grace keeps the write in flight of a process
-		// of another PID namespace sharing the directory, whose pid may be
-		// dead here, or ours.
-		writer, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
-		info, ierr := e.Info()
-		if ierr != nil {
+		info, err := e.Info()
+		if err != nil {
 			continue
 		}
-		grace := leftoverAge
-		if err != nil || writer == os.Getpid() || !pid.Alive(writer) {
-			grace = time.Second
-		}
-		if time.Since(info.ModTime()) > grace {
+		if time.Since(info.ModTime()) > leftoverGrace(rest) {
 			_ = os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
+}
+
+// leftoverGrace is how old the temporary file of the writer its name names
+// (pid-ns-tag-n, after the prefix) must be to be removed. A writer of this
+// PID namespace that is dead, or has this pid but another tag (a process
+// before this one), will never finish its write: its file goes at once. Its
+// pid is checked only in this namespace: a writer of another namespace
+// sharing the directory (a container), or of one unknown, may be alive
+// whatever its pid says here, and has a second for a write in flight. Any
+// file goes once it is a minute old (a pid reused, a namespace gone).
+func leftoverGrace(rest string) time.Duration {
+	f := strings.SplitN(rest, "-", 4)
+	if len(f) < 4 || f[1] == unknownNS || f[1] != selfNS() {
+		writer, err := strconv.Atoi(f[0])
+		if err != nil || writer == selfPID || !pid.Alive(writer) {
+			return time.Second
+		}
+		return leftoverAge
+	}
+	writer, err := strconv.Atoi(f[0])
+	switch {
+	case err != nil:
+		return time.Second
+	case writer == selfPID:
+		if f[2] == selfTag {
+			return leftoverAge // this process's own: never a crash's
+		}
+		return 0
+	case !pid.Alive(writer):
+		return 0
+	}
+	return leftoverAge
 }
 
 // syncDir syncs the directory dir, so that a rename in it is durable.

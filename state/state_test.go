@@ -168,25 +168,39 @@ func TestFileLoadCorrupt(t *testing.T) {
 func TestCheckWritableRemovesLeftoversOfDeadWriters(t *testing.T) {
 	dir := t.TempDir()
 	f := File{Path: filepath.Join(dir, "job.json")}
-	own := strconv.Itoa(os.Getpid())
-	// A pid that cannot be alive (above pid_max), ours (a process before this
-	// one, or one of another PID namespace), and a live other process (1).
-	// A second old: a dead writer's and ours go; a live writer's stays. Just
-	// made: all stay (a write in flight in another PID namespace, where the
-	// pid may be alive or ours). A minute old: all go.
-	second, minute := time.Now().Add(-3*time.Second), time.Now().Add(-2*time.Minute)
+	own, ns := strconv.Itoa(os.Getpid()), selfNS()
+	if ns == unknownNS {
+		t.Skip("this process's PID namespace cannot be named here")
+	}
+	// Writers: a pid that cannot be alive (above pid_max), ours (with another
+	// tag: a process before this one; with ours: this one's), and a live
+	// other process (1). In this PID namespace a dead writer's file goes at
+	// once, as does an earlier process's of our pid; a live writer's stays
+	// for a minute. In another namespace, or an unknown one, or with the
+	// names of before namespaces were named, pids mean nothing: a file just
+	// made stays (a write in flight), one a second old goes if its pid looks
+	// dead or ours here.
+	now, second, minute := time.Time{}, time.Now().Add(-3*time.Second), time.Now().Add(-2*time.Minute)
 	files := []struct {
 		name string
 		age  time.Time
 		kept bool
 	}{
-		{".job.json.tmp-99999999-x-123", second, false},
-		{".job.json.tmp-" + own + "-x-456", second, false},
-		{".job.json.tmp-1-x-789", second, true},
-		{".job.json.tmp-99999999-y-1", time.Time{}, true}, // as written, just now
-		{".job.json.tmp-" + own + "-y-2", time.Time{}, true},
-		{".job.json.tmp-1-y-3", minute, false},
-		{".other.json.tmp-99999999-x-1", minute, true},
+		{".job.json.tmp-99999999-" + ns + "-t-1", now, false},
+		{".job.json.tmp-" + own + "-" + ns + "-t-2", now, false},
+		{".job.json.tmp-" + own + "-" + ns + "-" + selfTag + "-3", second, true},
+		{".job.json.tmp-1-" + ns + "-t-4", second, true},
+		{".job.json.tmp-1-" + ns + "-t-5", minute, false},
+		{".job.json.tmp-99999999-zz-t-6", now, true},
+		{".job.json.tmp-99999999-zz-t-7", second, false},
+		{".job.json.tmp-" + own + "-zz-t-8", now, true},
+		{".job.json.tmp-1-zz-t-9", second, true},
+		{".job.json.tmp-99999999-x-t-10", now, true},
+		{".job.json.tmp-99999999-x-11", now, true}, // named before namespaces were
+		{".job.json.tmp-99999999-x-12", second, false},
+		{".job.json.tmp-" + own + "-y-13", second, false},
+		{".job.json.tmp-1-y-14", minute, false},
+		{".other.json.tmp-99999999-" + ns + "-t-1", minute, true},
 	}
 	for _, tf := range files {
 		p := filepath.Join(dir, tf.name)
