@@ -140,7 +140,7 @@ func parse(args []string, stdout, stderr io.Writer) (request, error) {
 			req.run = &st
 			return err
 		})
-	app.Metadata["options"] = optionsHelp(slices.Concat(runFlags, metaFlags), categories)
+	app.Metadata["options"] = lazyText(func() string { return optionsHelp(slices.Concat(runFlags, metaFlags), categories) })
 	argv := append([]string{"every"}, inv.opts...)
 	if !inv.help {
 		argv = append(append(argv, "--", inv.schedule), inv.command...)
@@ -161,6 +161,12 @@ OPTIONS:
 {{index .Metadata "options"}}
 `
 
+// lazyText is text made when it is printed: the options' help, which only
+// --help shows, is not laid out on every start.
+type lazyText func() string
+
+func (f lazyText) String() string { return f() }
+
 // helpWidth is the width --help fills.
 const helpWidth = 80
 
@@ -176,7 +182,7 @@ func optionsHelp(flags []cli.Flag, categories []string) string {
 		if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() {
 			continue
 		}
-		names, usage, _ := strings.Cut(cli.FlagStringer(f), "\t")
+		names, usage, _ := strings.Cut(cli.FlagStringer(plain(f)), "\t")
 		cat := ""
 		if cf, ok := f.(cli.CategorizableFlag); ok && categories != nil {
 			cat = cf.GetCategory()
@@ -234,7 +240,7 @@ func newApp(name, usage, usageText string, flags []cli.Flag, stdout, stderr io.W
 		HideHelpCommand:       true,
 		HideVersion:           true,
 		CustomAppHelpTemplate: helpTemplate,
-		Metadata:              map[string]any{"options": optionsHelp(append(slices.Clone(flags), metaFlags[0]), nil)},
+		Metadata:              map[string]any{"options": lazyText(func() string { return optionsHelp(append(slices.Clone(flags), metaFlags[0]), nil) })},
 		Writer:                stdout,
 		ErrWriter:             stderr,
 		// The default handler calls os.Exit inside Run.

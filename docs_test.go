@@ -101,7 +101,7 @@ func TestManPage(t *testing.T) {
 		}
 		want := 0
 		if df, ok := f.(cli.DocGenerationFlag); ok && df.GetDefaultText() != "" {
-			if bf, ok := f.(*cli.BoolFlag); !ok || !bf.DisableDefaultText {
+			if bf, ok := plain(f).(*cli.BoolFlag); !ok || !bf.DisableDefaultText {
 				want = 1
 			}
 		}
