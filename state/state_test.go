@@ -188,7 +188,7 @@ func TestCheckWritableRemovesLeftoversOfDeadWriters(t *testing.T) {
 	}{
 		{".job.json.tmp-99999999-" + ns + "-t-1", now, false},
 		{".job.json.tmp-" + own + "-" + ns + "-t-2", now, false},
-		{".job.json.tmp-" + own + "-" + ns + "-" + selfTag + "-3", second, true},
+		{".job.json.tmp-" + own + "-" + ns + "-" + selfTag + "-999999", second, true},
 		{".job.json.tmp-1-" + ns + "-t-4", second, true},
 		{".job.json.tmp-1-" + ns + "-t-5", minute, false},
 		{".job.json.tmp-99999999-zz-t-6", now, true},
