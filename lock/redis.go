@@ -120,9 +120,9 @@ func (r Redis) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
 // take takes the lock with script, whose answer is {1, token, ...} when it
 // took it and {0, holder's value} when not, trying again until wait has
 // passed; keys[0] is the lock's key. It returns the lease and the script's
-// whole answer. late undoes an answer that took the lock after ctx ended
-// (value is the lease's, res the answer); nil: the key is released.
-func (r Redis) take(ctx context.Context, wait time.Duration, script *redis.Script, keys []string, late func(ctx context.Context, value string, res []any), args ...any) (*redisLease, []any, error) {
+// whole answer. late undoes an acquisition whose answer went unused (see
+// tryAcquire); nil: the key is released.
+func (r Redis) take(ctx context.Context, wait time.Duration, script *redis.Script, keys []string, late lateFunc, args ...any) (*redisLease, []any, error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	// The value names its holder after the random token, for those who find
@@ -157,39 +157,70 @@ func (r Redis) take(ctx context.Context, wait time.Duration, script *redis.Scrip
 // tryAcquire runs the acquire script once, and returns when it answers or
 // when ctx ends, whichever comes first: go-redis stops waiting for a reply
 // at a deadline, not at a cancellation, and a stop must not wait for a
-// silent server. An answer that comes after ctx ended and took the lock is
-// undone at once by late, or released if late is nil. sent is when the
-// script was sent: the lease counts from there.
-func (r Redis) tryAcquire(ctx context.Context, script *redis.Script, keys []string, value string, late func(context.Context, string, []any), args []any) (sent time.Time, res []any, err error) {
-	type answer struct {
-		res []any
-		err error
-	}
-	got := make(chan answer, 1)
+// silent server. sent is when the script was sent: the lease counts from
+// there.
+//
+// A script that may have taken the lock while its answer goes unused (ctx
+// ended first, or the answer was lost: a timeout, a dropped connection) is
+// cleaned up after (cleanUp). When ctx ends and late is set, that is done
+// before tryAcquire returns, within the client's timeouts, so that a
+// stopping caller can give it a moment before it exits; otherwise in the
+// background.
+func (r Redis) tryAcquire(ctx context.Context, script *redis.Script, keys []string, value string, late lateFunc, args []any) (sent time.Time, res []any, err error) {
+	got := make(chan acquired, 1)
 	sent = time.Now()
 	go func() {
 		// The call's own deadline is the client's timeouts; ctx's
 		// cancellation is watched below.
 		res, err := runScript(context.WithoutCancel(ctx), r.Client, script, keys, args...).Slice()
-		got <- answer{res, err}
+		got <- acquired{res, err}
 	}()
 	select {
 	case a := <-got:
+		if a.err != nil {
+			go r.cleanUp(value, late, a)
+		}
 		return sent, a.res, a.err
 	case <-ctx.Done():
-		go func() {
-			if a := <-got; a.err == nil && len(a.res) >= 2 && a.res[0] == int64(1) {
-				rctx, cancel := context.WithTimeout(context.Background(), r.TTL)
-				defer cancel()
-				if late != nil {
-					late(rctx, value, a.res)
-					return
-				}
-				_ = runScript(rctx, r.Client, release, []string{r.Key}, value).Err()
-			}
-		}()
+		if late != nil {
+			r.cleanUp(value, late, <-got)
+		} else {
+			go func() { r.cleanUp(value, nil, <-got) }()
+		}
 		return sent, nil, ctx.Err()
 	}
+}
+
+// acquired is the answer to an acquire script: {1, token, ...} when it took
+// the lock.
+type acquired struct {
+	res []any
+	err error
+}
+
+// lateFunc undoes what an acquire script did when its answer went unused:
+// value is the lease's, res the answer (nil if none came: the script may or
+// may not have run).
+type lateFunc func(ctx context.Context, value string, res []any)
+
+// cleanUp undoes an acquisition whose answer goes unused: nothing if the
+// lock was busy, late if set, or the release of the key if it still holds
+// value (nobody else can have taken it since).
+func (r Redis) cleanUp(value string, late lateFunc, a acquired) {
+	took := a.err == nil && len(a.res) >= 2 && a.res[0] == int64(1)
+	if a.err == nil && !took {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.TTL)
+	defer cancel()
+	if late != nil {
+		if !took {
+			a.res = nil
+		}
+		late(ctx, value, a.res)
+		return
+	}
+	_ = runScript(ctx, r.Client, release, []string{r.Key}, value).Err()
 }
 
 func parseRedisHolder(value string) Holder {

@@ -67,10 +67,11 @@ var acquireLoad = redis.NewScript(takeLock +
 
 // acquireStart is acquireLoad, and also writes the start of the run (ARGV[5])
 // with the lock when the record is exactly ARGV[4] (what this session wrote
-// last; "" never matches): {1, token, 1} when it wrote it, {1, token, 0,
-// record} when not, {0, holder's value} when the lock was not free.
+// last; "" never matches; compared by length first, so that a huge value is
+// never read whole): {1, token, 1} when it wrote it, {1, token, 0, record}
+// when not, {0, holder's value} when the lock was not free.
 var acquireStart = redis.NewScript(takeLock + `
-  if ARGV[4] ~= '' and redis.call('GET', KEYS[3]) == ARGV[4] then
+  if ARGV[4] ~= '' and redis.call('STRLEN', KEYS[3]) == #ARGV[4] and redis.call('GET', KEYS[3]) == ARGV[4] then
     redis.call('SET', KEYS[3], ARGV[5])
     return {1, token, 1}
   end
@@ -127,7 +128,7 @@ func (s *Session) LockStart(ctx context.Context, start *state.Record) (lease Lea
 		lease, err := s.Lock(ctx, 0)
 		return lease, false, err
 	}
-	undo := func(ctx context.Context, value string, res []any) { s.undoStart(ctx, value, res, expected) }
+	undo := func(ctx context.Context, value string, _ []any) { s.undoLate(ctx, value, b, expected) }
 	l, res, err := s.Locks.take(ctx, 0, acquireStart, s.keys(), undo, state.MaxSize, expected, b)
 	if err != nil {
 		var busy *BusyError
@@ -147,19 +148,30 @@ func (s *Session) LockStart(ctx context.Context, start *state.Record) (lease Lea
 	return l, false, nil
 }
 
-// undoStart undoes what acquireStart did for a LockStart that stopped
-// waiting before its answer came: the record as it was before (prev), and
-// the key released, in one fenced write, so that no run that never ran is
-// on record; or only the release, if the start was not written.
-func (s *Session) undoStart(ctx context.Context, value string, res []any, prev []byte) {
-	token, _ := res[1].(int64)
-	if len(res) > 2 && res[2] == int64(1) {
-		keys := []string{s.Records.Key, s.Locks.Key, s.Locks.Key + ":fence"}
-		_ = runScript(ctx, s.Locks.Client, fencedSave, keys, prev, value, strconv.FormatInt(token, 10), "1").Err()
-		return
-	}
-	_ = runScript(ctx, s.Locks.Client, release, []string{s.Locks.Key}, value).Err()
+// undoLate undoes what acquireStart may have done for a LockStart whose
+// answer went unused (it stopped waiting, or the answer was lost): the
+// record put back as it was (prev) if it holds the start, and the key
+// released, in one script, as long as the key holds the lease's value:
+// nobody else can have taken the lock, nor written the record under it,
+// since.
+func (s *Session) undoLate(ctx context.Context, value string, start, prev []byte) {
+	keys := []string{s.Locks.Key, s.Records.Key}
+	_ = runScript(ctx, s.Locks.Client, undoStart, keys, value, start, prev).Err()
 }
+
+// undoStart is the script of Session.undoLate: the lock KEYS[1], the record
+// KEYS[2]; the lease's value ARGV[1], the start ARGV[2], the record before
+// it ARGV[3]. The record is compared by length first: a huge value is never
+// read whole.
+var undoStart = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+if redis.call('STRLEN', KEYS[2]) == #ARGV[2] and redis.call('GET', KEYS[2]) == ARGV[2] then
+  redis.call('SET', KEYS[2], ARGV[3])
+end
+return redis.call('DEL', KEYS[1])
+`)
 
 // keys are the keys of the acquiring scripts: the lock, its fencing
 // counter, the record.

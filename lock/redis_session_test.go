@@ -539,45 +539,85 @@ func TestSessionLockStartAfterLostAnswer(t *testing.T) {
 
 // TestSessionLockStartAbandoned: a LockStart that stops waiting (its
 // context ends) before the answer comes leaves no run on record that never
-// ran: a start written by the late answer is undone (the record as it was),
-// and the key released.
+// ran: when the answer comes, within the client's timeouts, the start it
+// wrote is undone (the record as it was) and the key released, before
+// LockStart returns, so that a stopping every can wait for it.
 func TestSessionLockStartAbandoned(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	s, proxy := newSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 	run(t, s, record(1, true, slot), record(1, false, slot))
-	before, err := srv.Client("").Get(ctx, "every:job:state").Result()
+	c := srv.Client("")
+	before, err := c.Get(ctx, "every:job:state").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	fence, err := srv.Client("").Get(ctx, "every:job:lock:fence").Int64()
+	fence, err := c.Get(ctx, "every:job:lock:fence").Int64()
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	proxy.Freeze()
 	lctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	_, _, err = s.LockStart(lctx, record(2, true, slot.Add(time.Minute)))
-	cancel()
-	if err == nil {
-		t.Fatal("LockStart through a frozen proxy succeeded")
+	defer cancel()
+	type result struct {
+		started bool
+		err     error
 	}
+	done := make(chan result, 1)
+	go func() {
+		_, started, err := s.LockStart(lctx, record(2, true, slot.Add(time.Minute)))
+		done <- result{started, err}
+	}()
+	<-lctx.Done()
+	// The script is held until now: it runs (the fencing counter moves),
+	// and its answer is undone.
 	proxy.Thaw()
-	// The script runs now (the fencing counter moves), and its answer is
-	// undone.
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("LockStart did not return")
+	}
+	if r.started || r.err == nil {
+		t.Fatalf("LockStart = %v, %v; want an error (its context ended)", r.started, r.err)
+	}
+	f, _ := c.Get(ctx, "every:job:lock:fence").Int64()
+	n, _ := c.Exists(ctx, "every:job:lock").Result()
+	b, _ := c.Get(ctx, "every:job:state").Result()
+	if f <= fence || n != 0 || b != before {
+		t.Fatalf("when LockStart returned: fence %d (was %d), lock key exists %d, record %s; want the start undone and the key released", f, fence, n, b)
+	}
+}
+
+// TestSessionUndoLate: the undo of a LockStart whose answer went unused
+// puts the record back and releases the key only while the key holds the
+// lease's value; the record only if it holds the start.
+func TestSessionUndoLate(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	s, _ := newSession(t, srv, 10*time.Second)
 	c := srv.Client("")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		f, _ := c.Get(ctx, "every:job:lock:fence").Int64()
-		n, _ := c.Exists(ctx, "every:job:lock").Result()
-		b, _ := c.Get(ctx, "every:job:state").Result()
-		if f > fence && n == 0 && b == before {
-			break
+	for _, tc := range []struct {
+		name, key, record string
+		wantKey, wantRec  string
+	}{
+		{"ours, start written", "v1", "start", "", "prev"},
+		{"ours, start not written", "v1", "other", "", "other"},
+		{"taken by another since", "v2", "start", "v2", "start"},
+		{"gone", "", "start", "", "start"},
+	} {
+		c.Del(ctx, "every:job:lock")
+		if tc.key != "" {
+			c.Set(ctx, "every:job:lock", tc.key, 0)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fence %d (was %d), lock key exists %d, record %s; want the start undone and the key released", f, fence, n, b)
+		c.Set(ctx, "every:job:state", tc.record, 0)
+		s.undoLate(ctx, "v1", []byte("start"), []byte("prev"))
+		key, _ := c.Get(ctx, "every:job:lock").Result()
+		rec, _ := c.Get(ctx, "every:job:state").Result()
+		if key != tc.wantKey || rec != tc.wantRec {
+			t.Errorf("%s: key %q, record %q; want %q, %q", tc.name, key, rec, tc.wantKey, tc.wantRec)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
