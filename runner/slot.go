@@ -86,8 +86,10 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 // log (the end of a series of failed reads). Otherwise nil: the record is
 // read under the lock first. Manual runs always take that path.
 //
-// The lock writes the start only if the store holds exactly what this
-// process wrote last; the loop's record is then that record (its last
+// now, the run's start as booked, is read before the lock: on this path
+// it is one round trip earlier than the lock (the log's late_ms is the
+// exec's own). The lock writes the start only if the store holds exactly
+// what this process wrote last; the loop's record is then that record (its last
 // write, or the same read back since), and the start the one the run would
 // make after reading it. Any other record, another instance's, a hand
 // edit's, is read, never overwritten.
@@ -270,7 +272,7 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 	if rec == nil {
 		return slot, false
 	}
-	if l.unsaved && rec.Runs < l.rec.Runs {
+	if l.unsaved && (rec.Runs < l.rec.Runs || l.ownStart(rec)) {
 		// This instance's own record is newer: the write that would have
 		// stored it failed. It goes on counting from its own.
 		own := l.rec
@@ -300,6 +302,15 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 		l.rec = markInterrupted(l.rec)
 	}
 	return slot, false
+}
+
+// ownStart reports whether rec is the start of this instance's last run,
+// whose end it holds but could not write: the same run (count, slot), still
+// running on record, by this host and pid. Its end is not lost: the run
+// is not taken for one cut short.
+func (l *loop) ownStart(rec *state.Record) bool {
+	return rec.Running && !l.rec.Running && rec.Runs == l.rec.Runs && rec.LastSlot.Equal(l.rec.LastSlot) &&
+		rec.Host == l.cfg.Host && rec.PID == l.cfg.PID
 }
 
 // overran returns the slot to wait for after a run that ended at end: next,

@@ -25,9 +25,13 @@ type fakeSession struct {
 	written []byte // the session's last write, as confirmed
 	held    bool
 	// took is how long LockStart takes (fake time); busy makes the next
-	// LockStart find the lock busy.
-	took time.Duration
-	busy bool
+	// LockStart find the lock busy. With undoAfter, LockStart waits for its
+	// context to end, then undoes (undone) what its answer, coming
+	// undoAfter later, did, before it returns, as lock.Session does.
+	took      time.Duration
+	busy      bool
+	undoAfter time.Duration
+	undone    int
 
 	locks      []time.Duration // the waits of Lock's calls
 	starts     []state.Record  // the starts LockStart was given
@@ -59,10 +63,18 @@ func (f *fakeSession) Lock(_ context.Context, wait time.Duration) (lock.Lease, e
 	return fakeSessionLease{f}, nil
 }
 
-func (f *fakeSession) LockStart(_ context.Context, start *state.Record) (lock.Lease, bool, error) {
+func (f *fakeSession) LockStart(ctx context.Context, start *state.Record) (lock.Lease, bool, error) {
 	f.mu.Lock()
-	took := f.took
+	took, undoAfter := f.took, f.undoAfter
 	f.mu.Unlock()
+	if undoAfter > 0 {
+		<-ctx.Done()
+		time.Sleep(undoAfter)
+		f.mu.Lock()
+		f.undone++
+		f.mu.Unlock()
+		return nil, false, ctx.Err()
+	}
 	time.Sleep(took)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -268,6 +280,35 @@ func TestStartLockStopUndoes(t *testing.T) {
 		s.mu.Unlock()
 		if rec := s.record(t); written != 1 || held || rec.Runs != 1 || rec.Running {
 			t.Fatalf("after the stop: starts with the lock %d, held %v, record %+v; want the start undone, the lock free", written, held, rec)
+		}
+	})
+}
+
+// TestStartLockStopWaitsForUndo: a stop while LockStart is under way gives
+// the call stopGrace to undo a start its late answer wrote: the loop
+// returns (and every exits) only after the undo, when it comes in time.
+func TestStartLockStopWaitsForUndo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &fakeSession{}
+		f := &fakeExec{took: []time.Duration{time.Second}}
+		signals := make(chan os.Signal, 1)
+		cfg := sessionConfig(f, s, signals)
+		done := make(chan Exit)
+		go func() { done <- Loop(context.Background(), cfg) }()
+		time.Sleep(5 * time.Second)
+		s.mu.Lock()
+		s.undoAfter = stopGrace / 4
+		s.mu.Unlock()
+		time.Sleep(7 * time.Second) // the second slot's LockStart waits
+		signals <- sigterm
+		if end := <-done; end.Reason != Stopped || len(f.calls) != 1 {
+			t.Fatalf("end = %+v after %d runs; want stopped after 1", end, len(f.calls))
+		}
+		s.mu.Lock()
+		undone := s.undone
+		s.mu.Unlock()
+		if undone != 1 {
+			t.Fatalf("undone %d when the loop returned, want 1: every would exit before its late start is undone", undone)
 		}
 	})
 }

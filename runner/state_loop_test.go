@@ -337,3 +337,44 @@ func TestLoopStoreOutageLoggedOnceThenSummarised(t *testing.T) {
 		}
 	})
 }
+
+// endFailsOnce is a memStore whose first write of a run's end fails (a full
+// disk): the store keeps that run's start.
+type endFailsOnce struct {
+	memStore
+	failed bool
+}
+
+func (e *endFailsOnce) Save(ctx context.Context, r *state.Record) error {
+	e.memStore.mu.Lock()
+	fail := !r.Running && !e.failed
+	e.failed = e.failed || fail
+	e.memStore.mu.Unlock()
+	if fail {
+		return &os.PathError{Op: "write", Path: "x", Err: errNoSpace}
+	}
+	return e.memStore.Save(ctx, r)
+}
+
+// TestLoopFailedEndWriteLosesNothing: the end of a run that could not be
+// written is not lost: the next run, under the lock, finds the store still
+// holding that run's start, by this very instance, and goes on from its own
+// record (the run succeeded) instead of booking it as cut short.
+func TestLoopFailedEndWriteLosesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeExec{}
+		cfg := testConfig(f, &bytes.Buffer{}, nil)
+		store := &endFailsOnce{}
+		cfg.Store, cfg.Lock, cfg.MaxRuns = store, &memLock{}, 2
+		if end := Loop(context.Background(), cfg); end.Reason != MaxRuns || len(f.calls) != 2 {
+			t.Fatalf("end = %+v after %d runs, want 2 runs", end, len(f.calls))
+		}
+		rec := store.get()
+		if rec.Runs != 2 || rec.Failures != 0 || rec.ConsecutiveFailures != 0 || rec.LastResult != string(Success) || rec.Running {
+			t.Errorf("record %+v: want 2 runs, both successes, none cut short", rec)
+		}
+		if got := f.calls[1].env["EVERY_RUN"]; got != "2" {
+			t.Errorf("EVERY_RUN of the second run = %s, want 2", got)
+		}
+	})
+}

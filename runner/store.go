@@ -28,6 +28,14 @@ const stopGrace = 40 * time.Millisecond
 // storeCall runs fn in a goroutine of its own and waits for it, as await
 // does; fn's context is cancelled when the wait ends early.
 func (l *loop) storeCall(ctx context.Context, stopping bool, fn func(context.Context)) (stop os.Signal, done bool) {
+	return l.call(ctx, stopping, false, fn)
+}
+
+// call is storeCall; with undo, a stop that ends the wait early cancels
+// fn's context and gives fn stopGrace more before the stop is returned: time
+// to undo what its call did (a start written with the lock), which the
+// process would otherwise exit before.
+func (l *loop) call(ctx context.Context, stopping, undo bool, fn func(context.Context)) (stop os.Signal, done bool) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	finished := make(chan struct{})
@@ -35,7 +43,12 @@ func (l *loop) storeCall(ctx context.Context, stopping bool, fn func(context.Con
 		defer close(finished)
 		fn(cctx)
 	}()
-	return l.await(finished, stopping)
+	stop, done = l.await(finished, stopping)
+	if stop != nil && undo {
+		cancel()
+		l.await(finished, true)
+	}
+	return stop, done
 }
 
 // await waits until finished is closed. If a stop signal comes meanwhile, it
@@ -82,7 +95,9 @@ type startLocker interface {
 // startLocker), which may write start with it (started). A stop signal while
 // it waits, for a busy lock or a slow store, ends the wait at once; a lease
 // that comes after it is released, and a start written with it undone: the
-// record as it was, as the run never began.
+// record as it was, as the run never began. With start, the stop waits up
+// to stopGrace for that undo (an answer a moment late), so that every does
+// not exit before it.
 func (l *loop) lock(ctx context.Context, start *state.Record) (lock.Lease, bool, os.Signal, error) {
 	if l.cfg.Lock == nil {
 		return noLease{}, false, nil, nil
@@ -93,7 +108,7 @@ func (l *loop) lock(ctx context.Context, start *state.Record) (lock.Lease, bool,
 		err     error
 	)
 	prev := l.rec
-	stop, _ := l.storeCall(ctx, false, func(ctx context.Context) {
+	stop, _ := l.call(ctx, false, start != nil, func(ctx context.Context) {
 		if start != nil {
 			lease, started, err = l.cfg.Lock.(startLocker).LockStart(ctx, start)
 		} else {
