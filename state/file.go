@@ -240,16 +240,28 @@ var selfPID = os.Getpid()
 // sharing a state volume), or of an earlier process with the same pid.
 var selfTag = strconv.FormatUint(rand.Uint64(), 36)
 
-// selfNS names this process's PID namespace in its temporary files' names,
-// so that a start can tell a writer of its own namespace, whose pid it can
-// check, from one of another sharing the directory, whose pid means nothing
-// here; "x" where it cannot be known.
+// selfNS names this process's PID namespace, on this kernel's boot, in its
+// temporary files' names, so that a start can tell a writer of its own
+// namespace, whose pid it can check, from one of another sharing the
+// directory (a container, another host), whose pid means nothing here; "x"
+// where it cannot be known.
 var selfNS = sync.OnceValue(func() string {
 	if ns, ok := pidNamespace(); ok {
-		return strconv.FormatUint(ns, 36)
+		return ns
 	}
 	return unknownNS
 })
+
+// nsToken is the name of PID namespace inode on the kernel boot bootID (as
+// /proc/sys/kernel/random/boot_id gives it), for temporary files' names:
+// no '-' in it, which would split the name.
+func nsToken(inode uint64, bootID string) (string, bool) {
+	id := strings.ReplaceAll(strings.TrimSpace(bootID), "-", "")
+	if len(id) < 16 {
+		return "", false
+	}
+	return strconv.FormatUint(inode, 36) + "." + id[:16], true
+}
 
 // unknownNS is the namespace of a writer that could not name its own.
 const unknownNS = "x"

@@ -5,4 +5,4 @@ package state
 // pidNamespace: no PID namespaces to name here. A jail or a zone may still
 // share a directory with processes whose pids mean nothing here: the
 // writers of temporary files are then all taken as of another namespace.
-func pidNamespace() (uint64, bool) { return 0, false }
+func pidNamespace() (string, bool) { return "", false }

@@ -172,6 +172,14 @@ func TestCheckWritableRemovesLeftoversOfDeadWriters(t *testing.T) {
 	if ns == unknownNS {
 		t.Skip("this process's PID namespace cannot be named here")
 	}
+	inode, err := strconv.ParseUint(strings.Split(ns, ".")[0], 36, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherBoot, ok := nsToken(inode, "01234567-89ab-cdef-0123-456789abcdef")
+	if !ok || otherBoot == ns {
+		t.Fatalf("this namespace on another boot is named %q (%v), as here: %q", otherBoot, ok, ns)
+	}
 	// Writers: a pid that cannot be alive (above pid_max), ours (with another
 	// tag: a process before this one; with ours: this one's), and a live
 	// other process (1). In this PID namespace a dead writer's file goes at
@@ -179,7 +187,8 @@ func TestCheckWritableRemovesLeftoversOfDeadWriters(t *testing.T) {
 	// for a minute. In another namespace, or an unknown one, or with the
 	// names of before namespaces were named, pids mean nothing: a file just
 	// made stays (a write in flight), one a second old goes if its pid looks
-	// dead or ours here.
+	// dead or ours here. A namespace is named with its kernel's boot: the
+	// same namespace number on another host is another namespace.
 	now, second, minute := time.Time{}, time.Now().Add(-3*time.Second), time.Now().Add(-2*time.Minute)
 	files := []struct {
 		name string
@@ -192,6 +201,8 @@ func TestCheckWritableRemovesLeftoversOfDeadWriters(t *testing.T) {
 		{".job.json.tmp-1-" + ns + "-t-4", second, true},
 		{".job.json.tmp-1-" + ns + "-t-5", minute, false},
 		{".job.json.tmp-99999999-zz-t-6", now, true},
+		{".job.json.tmp-99999999-" + otherBoot + "-t-16", now, true}, // this namespace's number on another host
+		{".job.json.tmp-99999999-" + otherBoot + "-t-17", second, false},
 		{".job.json.tmp-99999999-zz-t-7", second, false},
 		{".job.json.tmp-" + own + "-zz-t-8", now, true},
 		{".job.json.tmp-1-zz-t-9", second, true},
