@@ -118,14 +118,7 @@ func start(st settings, stderr io.Writer) (int, os.Signal) {
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	cfg.Signals = signals
-	if cfg.MaxRuns != 1 {
-		// A loop mostly sleeps: tuned for that. A one-shot, --version, every
-		// status keep Go's defaults: setting GOMAXPROCS stops the world, 0.17
-		// ms of a 2.8 ms --version.
-		tuneRuntime(os.Getenv)
-		dropStartupPages()
-		cfg.Release, cfg.ReleaseAfter = releaseMemory, releaseAfter
-	}
+	sleeper(cfg, os.Getenv)
 	return exitStatus(runner.Loop(context.Background(), *cfg), stderr)
 }
 

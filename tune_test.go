@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/everycli/every/runner"
 )
 
 // The runtime defaults apply unless the environment sets GOMAXPROCS or GOGC:
@@ -130,5 +132,32 @@ func TestPIELoopSurvivesDrop(t *testing.T) {
 	out, err := exec.CommandContext(ctx, bin, "10ms", "--max-runs", "3", "--no-state", "--no-lock", "-q", "--", "true").CombinedOutput()
 	if err != nil {
 		t.Fatalf("every built as PIE: %v\n%s", err, out)
+	}
+}
+
+// A loop is tuned at once; a one-shot only before a long wait (its Release),
+// which either gives.
+func TestSleeper(t *testing.T) {
+	procs, gc := runtime.GOMAXPROCS(0), debug.SetGCPercent(100)
+	defer func() { runtime.GOMAXPROCS(procs); debug.SetGCPercent(gc) }()
+	env := func(string) string { return "" }
+	for _, tc := range []struct {
+		maxRuns int
+		atOnce  bool
+	}{{0, true}, {5, true}, {1, false}} {
+		runtime.GOMAXPROCS(7)
+		debug.SetGCPercent(150)
+		cfg := &runner.Config{MaxRuns: tc.maxRuns}
+		sleeper(cfg, env)
+		if tuned := runtime.GOMAXPROCS(0) == defaultMaxProcs; tuned != tc.atOnce {
+			t.Errorf("--max-runs %d: tuned at once %v, want %v", tc.maxRuns, tuned, tc.atOnce)
+		}
+		if cfg.Release == nil || cfg.ReleaseAfter != releaseAfter {
+			t.Fatalf("--max-runs %d: Release %v after %v, want one after %v", tc.maxRuns, cfg.Release != nil, cfg.ReleaseAfter, releaseAfter)
+		}
+		cfg.Release()
+		if p, g := runtime.GOMAXPROCS(0), debug.SetGCPercent(100); p != defaultMaxProcs || g != defaultGCPercent {
+			t.Errorf("--max-runs %d: after a release GOMAXPROCS %d, GOGC %d; want %d, %d", tc.maxRuns, p, g, defaultMaxProcs, defaultGCPercent)
+		}
 	}
 }
