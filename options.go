@@ -45,22 +45,22 @@ var categories = []string{catSchedule, catRetries, catTimeout, catCommand, catFi
 
 // stringFlag is an option with a value. Its default is shown once, by
 // urfave/cli from DefaultText (unquoted): the usage text never repeats it.
-func stringFlag(category, name, value, usage string) stringOpt {
+func stringFlag(category, name, value, usage string) *stringOpt {
 	return stringOf(&cli.StringFlag{Name: name, Value: value, DefaultText: value, Usage: usage, Category: category, EnvVars: []string{envName(name)}})
 }
 
 // describedDefault gives an option whose default is not a value (the local
 // zone, a path that depends on the job) the words --help shows for it.
-func describedDefault(f stringOpt, text string) stringOpt {
+func describedDefault(f *stringOpt, text string) *stringOpt {
 	f.DefaultText = text
 	return f
 }
 
 // boolFlag is a switch. Its default, off, goes without saying: urfave/cli
 // would append "(default: false)" to each one.
-func boolFlag(category, name, usage string, aliases ...string) boolOpt {
+func boolFlag(category, name, usage string, aliases ...string) *boolOpt {
 	f := &cli.BoolFlag{Name: name, Aliases: aliases, Usage: usage, Category: category, DisableDefaultText: true, EnvVars: []string{envName(name)}}
-	return boolOpt{f, f.Names()}
+	return &boolOpt{f, f.Names()}
 }
 
 // stringOpt and boolOpt are urfave/cli's flags with their names worked out
@@ -68,7 +68,8 @@ func boolFlag(category, name, usage string, aliases ...string) boolOpt {
 // expression, each time it looks a flag up, and parsing a command line
 // looks each flag up among all the others: that was 70% of a parse (0.45 of
 // 0.63 ms, go test -bench of parse). Where urfave/cli asks for the flag's
-// own type (its help's default texts), plain gives the flag itself.
+// own type (its help's default texts), plain gives the flag itself. Used by
+// pointer, as urfave/cli's own flags are: comparable.
 type (
 	stringOpt struct {
 		*cli.StringFlag
@@ -80,17 +81,17 @@ type (
 	}
 )
 
-func stringOf(f *cli.StringFlag) stringOpt { return stringOpt{f, f.Names()} }
+func stringOf(f *cli.StringFlag) *stringOpt { return &stringOpt{f, f.Names()} }
 
-func (f stringOpt) Names() []string { return f.names }
-func (f boolOpt) Names() []string   { return f.names }
+func (f *stringOpt) Names() []string { return f.names }
+func (f *boolOpt) Names() []string   { return f.names }
 
 // plain returns urfave/cli's flag inside f, or f.
 func plain(f cli.Flag) cli.Flag {
 	switch o := f.(type) {
-	case stringOpt:
+	case *stringOpt:
 		return o.StringFlag
-	case boolOpt:
+	case *boolOpt:
 		return o.BoolFlag
 	}
 	return f
