@@ -118,7 +118,11 @@ func status(ss statusSettings, stdout, stderr io.Writer) int {
 		}
 	}
 	if ss.json {
-		b, _ := json.MarshalIndent(l.jobs, "", "  ")
+		jobs := l.jobs
+		if jobs == nil {
+			jobs = []jobStatus{} // an array, never null
+		}
+		b, _ := json.MarshalIndent(jobs, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 		return code
 	}
