@@ -360,7 +360,10 @@ func Check(path string) error {
 }
 
 // removeLeftovers removes the temporary files of writers that are gone (a
-// crash between a temporary file's creation and its rename).
+// crash between a temporary file's creation and its rename). One named with
+// this process's pid is an earlier process's, or, just made, that of an
+// every in another container sharing the directory with this pid (each PID
+// 1): it is removed once it is a second old.
 func removeLeftovers(path string) {
 	dir := filepath.Dir(path)
 	entries, err := os.ReadDir(dir)
@@ -373,6 +376,11 @@ func removeLeftovers(path string) {
 			continue
 		}
 		writer, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+		if writer == os.Getpid() {
+			if info, ierr := e.Info(); ierr != nil || time.Since(info.ModTime()) < time.Second {
+				continue
+			}
+		}
 		if err != nil || writer == os.Getpid() || !pid.Alive(writer) {
 			_ = os.Remove(filepath.Join(dir, e.Name()))
 		}

@@ -532,18 +532,28 @@ func TestCheckRemovesLeftovers(t *testing.T) {
 	deadTemp := filepath.Join(dir, tempPrefix(path)+strconv.Itoa(dead.Process.Pid)+"-123")
 	liveTemp := filepath.Join(dir, tempPrefix(path)+strconv.Itoa(os.Getppid())+"-456")
 	other := filepath.Join(dir, ".other.prom.tmp-"+strconv.Itoa(dead.Process.Pid)+"-789")
-	for _, p := range []string{deadTemp, liveTemp, other} {
+	// Our pid: an earlier process's (old), or another container's in flight
+	// (just made).
+	ownOld := filepath.Join(dir, tempPrefix(path)+strconv.Itoa(os.Getpid())+"-1")
+	ownNew := filepath.Join(dir, tempPrefix(path)+strconv.Itoa(os.Getpid())+"-2")
+	for _, p := range []string{deadTemp, liveTemp, other, ownOld, ownNew} {
 		if err := os.WriteFile(p, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(ownOld, old, old); err != nil {
+		t.Fatal(err)
+	}
 	if err := Check(path); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(deadTemp); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("a dead writer's temporary file is still there: %v", err)
+	for _, p := range []string{deadTemp, ownOld} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s, a dead writer's temporary file, is still there: %v", filepath.Base(p), err)
+		}
 	}
-	for _, p := range []string{liveTemp, other} {
+	for _, p := range []string{liveTemp, other, ownNew} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s was removed: %v", filepath.Base(p), err)
 		}
