@@ -197,16 +197,28 @@ func jobFiles(st settings, cfg *runner.Config) error {
 }
 
 // sameFile reports whether two paths name one file: the same path once
-// made absolute, or, where both exist, the same inode.
+// made absolute and its directory's links followed (the files may not
+// exist yet), or, where both exist, the same inode.
 func sameFile(a, b string) bool {
-	absA, errA := filepath.Abs(a)
-	absB, errB := filepath.Abs(b)
-	if errA == nil && errB == nil && absA == absB {
+	if ra, rb := resolved(a), resolved(b); ra != "" && ra == rb {
 		return true
 	}
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// resolved is path made absolute, with the links in its directory
+// followed; "" if it cannot be made absolute.
+func resolved(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
 }
 
 // fleetStore puts the job's lock and state in Redis. A malformed URL is a
