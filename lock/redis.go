@@ -198,10 +198,9 @@ type acquired struct {
 	err error
 }
 
-// lateFunc undoes what an acquire script did when its answer went unused:
-// value is the lease's, res the answer (nil if none came: the script may or
-// may not have run).
-type lateFunc func(ctx context.Context, value string, res []any)
+// lateFunc undoes what an acquire script may have done when its answer went
+// unused (none came, or it came too late): value is the lease's.
+type lateFunc func(ctx context.Context, value string)
 
 // cleanUp undoes an acquisition whose answer goes unused: nothing if the
 // lock was busy, late if set, or the release of the key if it still holds
@@ -214,10 +213,7 @@ func (r Redis) cleanUp(value string, late lateFunc, a acquired) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.TTL)
 	defer cancel()
 	if late != nil {
-		if !took {
-			a.res = nil
-		}
-		late(ctx, value, a.res)
+		late(ctx, value)
 		return
 	}
 	_ = runScript(ctx, r.Client, release, []string{r.Key}, value).Err()

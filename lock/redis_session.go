@@ -128,7 +128,7 @@ func (s *Session) LockStart(ctx context.Context, start *state.Record) (lease Lea
 		lease, err := s.Lock(ctx, 0)
 		return lease, false, err
 	}
-	undo := func(ctx context.Context, value string, _ []any) { s.undoLate(ctx, value, b, expected) }
+	undo := func(ctx context.Context, value string) { s.undoLate(ctx, value, b, expected) }
 	l, res, err := s.Locks.take(ctx, 0, acquireStart, s.keys(), undo, state.MaxSize, expected, b)
 	if err != nil {
 		var busy *BusyError
