@@ -372,24 +372,18 @@ func (f File) removeLeftovers() {
 // file goes once it is a minute old (a pid reused, a namespace gone).
 func leftoverGrace(rest string) time.Duration {
 	f := strings.SplitN(rest, "-", 4)
-	if len(f) < 4 || f[1] == unknownNS || f[1] != selfNS() {
-		writer, err := strconv.Atoi(f[0])
-		if err != nil || writer == selfPID || !pid.Alive(writer) {
-			return time.Second
-		}
-		return leftoverAge
-	}
 	writer, err := strconv.Atoi(f[0])
+	ours := len(f) == 4 && f[1] != unknownNS && f[1] == selfNS()
 	switch {
 	case err != nil:
 		return time.Second
-	case writer == selfPID:
-		if f[2] == selfTag {
-			return leftoverAge // this process's own: never a crash's
+	case ours && writer == selfPID && f[2] == selfTag:
+		return leftoverAge // this process's own: never a crash's
+	case writer == selfPID || !pid.Alive(writer):
+		if ours {
+			return 0
 		}
-		return 0
-	case !pid.Alive(writer):
-		return 0
+		return time.Second
 	}
 	return leftoverAge
 }
