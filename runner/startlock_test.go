@@ -254,26 +254,35 @@ func TestStartLockBusyWaits(t *testing.T) {
 	})
 }
 
+// stopDuringLockStart runs a loop on session s whose first run goes as
+// usual; then slow is applied to s, and SIGTERM comes at +12s, while the
+// second slot's LockStart is under way. It returns once the loop has.
+func stopDuringLockStart(t *testing.T, s *fakeSession, slow func(*fakeSession)) {
+	t.Helper()
+	f := &fakeExec{took: []time.Duration{time.Second}}
+	signals := make(chan os.Signal, 1)
+	cfg := sessionConfig(f, s, signals)
+	done := make(chan Exit)
+	go func() { done <- Loop(context.Background(), cfg) }()
+	time.Sleep(5 * time.Second)
+	s.mu.Lock()
+	slow(s)
+	s.mu.Unlock()
+	time.Sleep(7 * time.Second)
+	signals <- sigterm
+	if end := <-done; end.Reason != Stopped || len(f.calls) != 1 {
+		t.Fatalf("end = %+v after %d runs; want stopped after 1", end, len(f.calls))
+	}
+}
+
 // TestStartLockStopUndoes: a stop while LockStart is under way ends the
 // loop at once; a start the lock wrote after it is undone (the record as it
 // was: no run began) and the lock released.
 func TestStartLockStopUndoes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &fakeSession{}
-		f := &fakeExec{took: []time.Duration{time.Second}}
-		signals := make(chan os.Signal, 1)
-		cfg := sessionConfig(f, s, signals)
-		done := make(chan Exit)
-		go func() { done <- Loop(context.Background(), cfg) }()
-		time.Sleep(5 * time.Second)
-		s.mu.Lock()
-		s.took = 5 * time.Second // the second slot's LockStart lasts till +15s
-		s.mu.Unlock()
-		time.Sleep(7 * time.Second)
-		signals <- sigterm
-		if end := <-done; end.Reason != Stopped || len(f.calls) != 1 {
-			t.Fatalf("end = %+v after %d runs; want stopped after 1", end, len(f.calls))
-		}
+		// The second slot's LockStart lasts till +15s.
+		stopDuringLockStart(t, s, func(s *fakeSession) { s.took = 5 * time.Second })
 		time.Sleep(10 * time.Second) // past LockStart's end, on the fake clock
 		s.mu.Lock()
 		written, held := s.written1, s.held
@@ -290,20 +299,7 @@ func TestStartLockStopUndoes(t *testing.T) {
 func TestStartLockStopWaitsForUndo(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &fakeSession{}
-		f := &fakeExec{took: []time.Duration{time.Second}}
-		signals := make(chan os.Signal, 1)
-		cfg := sessionConfig(f, s, signals)
-		done := make(chan Exit)
-		go func() { done <- Loop(context.Background(), cfg) }()
-		time.Sleep(5 * time.Second)
-		s.mu.Lock()
-		s.undoAfter = stopGrace / 4
-		s.mu.Unlock()
-		time.Sleep(7 * time.Second) // the second slot's LockStart waits
-		signals <- sigterm
-		if end := <-done; end.Reason != Stopped || len(f.calls) != 1 {
-			t.Fatalf("end = %+v after %d runs; want stopped after 1", end, len(f.calls))
-		}
+		stopDuringLockStart(t, s, func(s *fakeSession) { s.undoAfter = stopGrace / 4 })
 		s.mu.Lock()
 		undone := s.undone
 		s.mu.Unlock()
