@@ -400,13 +400,8 @@ func TestFileKeptDescriptorFollowsPath(t *testing.T) {
 	for _, how := range []string{"deleted", "replaced"} {
 		t.Run(how, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "job.lock")
-			f := &File{Path: path}
+			f := keptFile(t, path)
 			ctx := context.Background()
-			lease, err := f.Lock(ctx, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lease.Unlock()
 			if err := os.Remove(path); err != nil {
 				t.Fatal(err)
 			}
@@ -427,7 +422,7 @@ func TestFileKeptDescriptorFollowsPath(t *testing.T) {
 				t.Fatalf("Lock on the kept descriptor of a %s file = %v, want ErrBusy: two holders", how, err)
 			}
 			other.Unlock()
-			lease, err = f.Lock(ctx, 0)
+			lease, err := f.Lock(ctx, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -444,12 +439,7 @@ func TestFileKeptDescriptorFollowsPath(t *testing.T) {
 func TestFileKeptDescriptorRefusesLink(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "job.lock")
-	f := &File{Path: path}
-	lease, err := f.Lock(context.Background(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lease.Unlock()
+	f := keptFile(t, path)
 	if err := os.WriteFile(filepath.Join(dir, "target"), []byte("keep"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -493,13 +483,8 @@ func TestFileExecutableNotKept(t *testing.T) {
 // the path look busy: the path decides.
 func TestFileKeptDescriptorOldFileHeld(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "job.lock")
-	f := &File{Path: path}
+	f := keptFile(t, path)
 	ctx := context.Background()
-	lease, err := f.Lock(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lease.Unlock()
 	// Someone keeps the old file locked (as a long flock(1) would), then
 	// the file is deleted.
 	old, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
@@ -513,7 +498,7 @@ func TestFileKeptDescriptorOldFileHeld(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	lease, err = f.Lock(ctx, 0)
+	lease, err := f.Lock(ctx, 0)
 	if err != nil {
 		t.Fatalf("Lock with the old file held elsewhere and none at the path = %v, want the new file locked", err)
 	}
@@ -543,4 +528,17 @@ func TestFileExecutableRunsWhileLocked(t *testing.T) {
 	if flockN(t, path) {
 		t.Error("flock(1) got the lock of the script while File held it")
 	}
+}
+
+// keptFile returns a File for path that has locked and unlocked it once:
+// idle, its descriptor kept.
+func keptFile(t *testing.T, path string) *File {
+	t.Helper()
+	f := &File{Path: path}
+	lease, err := f.Lock(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Unlock()
+	return f
 }
