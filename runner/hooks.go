@@ -37,7 +37,11 @@ func (l *loop) hooks(ctx context.Context, h hookRun) os.Signal {
 		}
 		add("on-success", l.cfg.Hooks.OnSuccess)
 	} else {
-		add("on-failure", l.cfg.Hooks.OnFailure)
+		// The streak's hook first, as on-recover comes before on-success.
+		if l.cfg.Hooks.failureDue(h.failures) {
+			add("on-failure", l.cfg.Hooks.OnFailure)
+		}
+		add("on-each-failure", l.cfg.Hooks.OnEachFailure)
 	}
 	for _, c := range cmds {
 		if stop := l.hook(ctx, c.name, c.cmd, h); stop != nil {

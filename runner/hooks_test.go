@@ -81,7 +81,8 @@ func hookConfig(t *testing.T, h *hookExec, buf *bytes.Buffer, signals chan os.Si
 
 func TestLoopHooksByResult(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// Runs: success, failure (after its retry), failure, success, success.
+		// Runs: success, failure (after its retry), failure, success, success:
+		// on-failure once for the streak of two.
 		f := &fakeExec{results: []Result{
 			{Outcome: Success},
 			{Outcome: Failure, ExitCode: 3}, {Outcome: Failure, ExitCode: 3},
@@ -93,9 +94,9 @@ func TestLoopHooksByResult(t *testing.T) {
 		cfg := hookConfig(t, h, &buf, make(chan os.Signal))
 		cfg.MaxRuns, cfg.Retries = 5, 1
 		Loop(context.Background(), cfg)
-		want := []string{"ok", "fail", "fail", "back", "ok", "ok"}
+		want := []string{"ok", "fail", "back", "ok", "ok"}
 		if got := h.hooksRun(); !slices.Equal(got, want) {
-			t.Fatalf("hooks %v, want %v (one call per run, after its retries; on-recover once)", got, want)
+			t.Fatalf("hooks %v, want %v (one call per run, after its retries; on-failure and on-recover once)", got, want)
 		}
 		first := h.hooks[1].env
 		for k, v := range map[string]string{"EVERY_RESULT": "failure", "EVERY_EXIT_CODE": "3", "EVERY_SIGNAL": "",
@@ -104,8 +105,8 @@ func TestLoopHooksByResult(t *testing.T) {
 				t.Errorf("on-failure %s=%q, want %q", k, first[k], v)
 			}
 		}
-		if h.hooks[2].env["EVERY_CONSECUTIVE_FAILURES"] != "2" || h.hooks[3].env["EVERY_CONSECUTIVE_FAILURES"] != "0" {
-			t.Errorf("consecutive failures %q then %q, want 2 then 0", h.hooks[2].env["EVERY_CONSECUTIVE_FAILURES"], h.hooks[3].env["EVERY_CONSECUTIVE_FAILURES"])
+		if got := h.hooks[2].env["EVERY_CONSECUTIVE_FAILURES"]; got != "0" {
+			t.Errorf("on-recover told %q consecutive failures, want 0", got)
 		}
 		if _, ok := h.hooks[0].env["EVERY_OUTPUT"]; !ok {
 			t.Error("EVERY_OUTPUT not set")
@@ -180,6 +181,125 @@ func TestLoopHookTimeoutAndStop(t *testing.T) {
 		}
 		if hooks := eventsNamed(logEvents(t, &buf), "hook"); len(hooks) != 1 || hooks[0]["result"] != "interrupted" {
 			t.Errorf("hook events %v, want the hook interrupted", hooks)
+		}
+	})
+}
+
+func TestFailureDue(t *testing.T) {
+	for _, tc := range []struct {
+		after, failures int
+		want            bool
+	}{
+		{after: 0, failures: 1, want: true}, // the zero value is 1
+		{after: 0, failures: 2},
+		{after: 1, failures: 1, want: true},
+		{after: 1, failures: 2},
+		{after: 3, failures: 1},
+		{after: 3, failures: 2},
+		{after: 3, failures: 3, want: true},
+		{after: 3, failures: 4},
+	} {
+		if got := (Hooks{FailureAfter: tc.after}).failureDue(tc.failures); got != tc.want {
+			t.Errorf("FailureAfter %d, %d failures: due %v, want %v", tc.after, tc.failures, got, tc.want)
+		}
+	}
+}
+
+// failing plays outcomes, "F" a failed run and "S" a successful one.
+func failing(runs string) []Result {
+	var rs []Result
+	for _, r := range runs {
+		if r == 'F' {
+			rs = append(rs, Result{Outcome: Failure, ExitCode: 1})
+		} else {
+			rs = append(rs, Result{Outcome: Success})
+		}
+	}
+	return rs
+}
+
+// failuresTold returns EVERY_CONSECUTIVE_FAILURES of each hook named cmd.
+func (h *hookExec) failuresTold(cmd string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, c := range h.hooks {
+		if c.attempt.Argv[2] == cmd {
+			out = append(out, c.env["EVERY_CONSECUTIVE_FAILURES"])
+		}
+	}
+	return out
+}
+
+// Being told once: on-failure runs once a streak, at its first failed run
+// by default, and not again until a success has ended the streak;
+// on-each-failure runs after every failed run, after on-failure.
+func TestLoopFailureHookOncePerStreak(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeExec{results: failing("FFFSFFS")}
+		h := &hookExec{job: f}
+		var buf bytes.Buffer
+		cfg := hookConfig(t, h, &buf, make(chan os.Signal))
+		cfg.MaxRuns, cfg.Hooks.OnEachFailure = 7, "each"
+		Loop(context.Background(), cfg)
+		want := []string{"fail", "each", "each", "each", "back", "ok", "fail", "each", "each", "back", "ok"}
+		if got := h.hooksRun(); !slices.Equal(got, want) {
+			t.Fatalf("hooks %v, want %v", got, want)
+		}
+		if got := h.failuresTold("each"); !slices.Equal(got, []string{"1", "2", "3", "1", "2"}) {
+			t.Errorf("on-each-failure told %v consecutive failures, want 1 2 3 1 2", got)
+		}
+	})
+}
+
+// With --on-failure-after 3, on-failure runs at the third failed run in a
+// row, once; a shorter streak runs none, but its end still runs on-recover.
+func TestLoopFailureHookAtN(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeExec{results: failing("FFSFFFFFS")}
+		h := &hookExec{job: f}
+		var buf bytes.Buffer
+		cfg := hookConfig(t, h, &buf, make(chan os.Signal))
+		cfg.MaxRuns, cfg.Hooks.FailureAfter = 9, 3
+		Loop(context.Background(), cfg)
+		want := []string{"back", "ok", "fail", "back", "ok"}
+		if got := h.hooksRun(); !slices.Equal(got, want) {
+			t.Fatalf("hooks %v, want %v", got, want)
+		}
+		if got := h.failuresTold("fail"); !slices.Equal(got, []string{"3"}) {
+			t.Errorf("on-failure told %v consecutive failures, want 3", got)
+		}
+	})
+}
+
+// The streak is the record's: a restart in the middle of an outage runs
+// on-failure again only when the streak newly reaches --on-failure-after.
+func TestLoopFailureHookAcrossRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &memStore{}
+		f := &fakeExec{results: failing("FFFFS")}
+		h := &hookExec{job: f}
+		var buf bytes.Buffer
+		cfg := hookConfig(t, h, &buf, make(chan os.Signal))
+		cfg.Store = store
+		restart := func(runs, after int, want ...string) {
+			t.Helper()
+			h.mu.Lock()
+			h.hooks = nil
+			h.mu.Unlock()
+			cfg.MaxRuns, cfg.Hooks.FailureAfter = runs, after
+			Loop(context.Background(), cfg)
+			if got := h.hooksRun(); !slices.Equal(got, want) {
+				t.Fatalf("after %d more runs (--on-failure-after %d, %d consecutive failures on record): hooks %v, want %v",
+					runs, after, store.get().ConsecutiveFailures, got, want)
+			}
+		}
+		restart(2, 1, "fail") // failures 1 (told) and 2
+		restart(1, 1)         // 3: the streak was told of
+		restart(1, 4, "fail") // 4: reaches --on-failure-after 4
+		restart(1, 4, "back", "ok")
+		if rec := store.get(); rec.ConsecutiveFailures != 0 || rec.Runs != 5 {
+			t.Errorf("record %+v, want 5 runs and the streak ended", rec)
 		}
 	})
 }

@@ -39,17 +39,30 @@ type Run struct {
 	Dropped  int64        // bytes of output dropped before the tail
 }
 
-// Hooks are shell commands run after a run, by its result: OnFailure after a
-// failed run, OnSuccess after a successful one, OnRecover after the first
-// success after failures. Each runs through sh -c, in a process group of its
-// own, bounded by Timeout.
+// Hooks are shell commands run after a run, by its result: OnFailure once
+// per failure streak, OnEachFailure after every failed run, OnSuccess after
+// a successful one, OnRecover after the first success after failures. Each
+// runs through sh -c, in a process group of its own, bounded by Timeout.
 type Hooks struct {
-	OnFailure, OnSuccess, OnRecover string
-	Timeout                         time.Duration
+	OnFailure, OnEachFailure, OnSuccess, OnRecover string
+	// FailureAfter is the failed run of a streak at which OnFailure runs:
+	// the run that makes the record's consecutive failures reach it. The
+	// count is the record's, so a restart in the middle of a streak does not
+	// run the hook again. 0 means 1.
+	FailureAfter int
+	Timeout      time.Duration
 }
 
 // any reports whether a hook is set.
-func (h Hooks) any() bool { return h.OnFailure != "" || h.OnSuccess != "" || h.OnRecover != "" }
+func (h Hooks) any() bool {
+	return h.OnFailure != "" || h.OnEachFailure != "" || h.OnSuccess != "" || h.OnRecover != ""
+}
+
+// failureDue reports whether OnFailure runs after a failed run that made a
+// streak of failures: once a streak, when the streak reaches FailureAfter. A
+// pager told at every failed run of a 30s job would be paged twice a minute
+// for all of an outage.
+func (h Hooks) failureDue(failures int) bool { return failures == max(h.FailureAfter, 1) }
 
 // Observers tells each of its observers.
 type Observers []Observer
