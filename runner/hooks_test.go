@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -300,6 +301,26 @@ func TestLoopFailureHookAcrossRestart(t *testing.T) {
 		restart(1, 4, "back", "ok")
 		if rec := store.get(); rec.ConsecutiveFailures != 0 || rec.Runs != 5 {
 			t.Errorf("record %+v, want 5 runs and the streak ended", rec)
+		}
+	})
+}
+
+// The end of a failure streak is logged at warn, as its failures were, so
+// -q shows the end of what it showed.
+func TestLoopStreakEndAtWarn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeExec{results: failing("FFSS")}
+		var buf bytes.Buffer
+		cfg := testConfig(f, &buf, make(chan os.Signal))
+		cfg.MaxRuns = 4
+		Loop(context.Background(), cfg)
+		var got []string
+		for _, e := range eventsNamed(logEvents(t, &buf), "finish") {
+			got = append(got, fmt.Sprint(e["level"], " ", e["result"], " ", e["after_failures"]))
+		}
+		want := []string{"WARN failure <nil>", "DEBUG failure <nil>", "WARN success 2", "INFO success <nil>"}
+		if !slices.Equal(got, want) {
+			t.Errorf("finish lines %q, want %q", got, want)
 		}
 	})
 }

@@ -348,7 +348,10 @@ func (l *loop) logFinish(res Result, attempts int, d time.Duration) {
 		return
 	}
 	if total, _, _, ok := l.outages.failing.end(); ok {
+		// At warn, as the failures were: -q shows the end of what it showed.
 		attrs = append(attrs, "after_failures", total)
+		l.log.Warn("run finished", attrs...)
+		return
 	}
 	l.log.Info("run finished", attrs...)
 }
