@@ -130,7 +130,9 @@ var runFlags = []cli.Flag{
 	stringFlag(catFiles, "lock-wait", "0", "wait up to `D` for a busy lock, then skip the slot"),
 	stringFlag(catFleet, "store", "", "keep lock and state in Redis for a fleet: `URL` redis://[user:pass@]host:port/db[?prefix=every:], or rediss://"),
 	stringFlag(catFleet, "lock-ttl", "30s", "with --store, the lock outlives a holder that stops renewing it by `D`"),
-	stringFlag(catMonitor, "on-failure", "", "after a failed run, run `CMD` with sh -c"),
+	stringFlag(catMonitor, "on-failure", "", "when runs fail, run `CMD` with sh -c, once per streak of failed runs (see --on-failure-after)"),
+	stringFlag(catMonitor, "on-failure-after", "1", "run --on-failure at the `N`th failed run in a row; not again until a success"),
+	stringFlag(catMonitor, "on-each-failure", "", "after every failed run, run `CMD` with sh -c"),
 	stringFlag(catMonitor, "on-success", "", "after a successful run, run `CMD` with sh -c"),
 	stringFlag(catMonitor, "on-recover", "", "after the first success that follows failures, run `CMD` with sh -c"),
 	stringFlag(catMonitor, "hook-timeout", "30s", "stop a hook after `D`, as --timeout stops an attempt"),
@@ -267,6 +269,17 @@ func (o *options) count(name string) int {
 	return n
 }
 
+// streak reads a count of failed runs in a row: 1 or more, 1 being the
+// first failure. 0 or less gets hint: 0 could be taken for "at every
+// failure", which it is not.
+func (o *options) streak(name, hint string) int {
+	if n, err := strconv.Atoi(o.get(name)); err == nil && n < 1 && o.err == nil {
+		o.err = usagef("bad %s %q: give 1 or more failed runs in a row; %s", o.label(name), o.get(name), hint)
+		return n
+	}
+	return o.count(name)
+}
+
 func (o *options) oneOf(name string, allowed ...string) string {
 	s := o.get(name)
 	for _, a := range allowed {
@@ -350,8 +363,9 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) 
 		RetryOn:      runner.RetryPolicy{On: o.codes("retry-on"), Not: o.codes("no-retry-on")},
 		OutputTail:   o.count("output-tail"),
 		QuietSuccess: c.Bool("quiet-success"),
-		Hooks: runner.Hooks{OnFailure: c.String("on-failure"), OnSuccess: c.String("on-success"),
-			OnRecover: c.String("on-recover"), Timeout: o.duration("hook-timeout")},
+		Hooks: runner.Hooks{OnFailure: c.String("on-failure"), OnEachFailure: c.String("on-each-failure"),
+			OnSuccess: c.String("on-success"), OnRecover: c.String("on-recover"), Timeout: o.duration("hook-timeout"),
+			FailureAfter: o.streak("on-failure-after", "for a hook after every failed run, use --on-each-failure CMD")},
 	}
 	st := settings{
 		lockTTL:       o.duration("lock-ttl"),
