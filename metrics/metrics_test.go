@@ -488,13 +488,33 @@ func TestCheck(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ours := filepath.Join(dir, "ours.prom")
+	if err := os.WriteFile(ours, render("backup", &snapshot{rec: record()}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "backup.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho backup\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stateRecord := filepath.Join(dir, "backup.json")
+	if err := os.WriteFile(stateRecord, []byte(`{"version": 1, "name": "backup", "runs": 42}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exporter := filepath.Join(dir, "node.prom")
+	if err := os.WriteFile(exporter, []byte("# HELP node_thing A thing.\nnode_thing 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, path string
 		ok         bool
 		is         error // what the error must be, when not ok
 	}{
 		{"new file", filepath.Join(dir, "new.prom"), true, nil},
-		{"regular file", regularFile, true, nil},
+		{"empty file", regularFile, true, nil},
+		{"every's metrics", ours, true, nil},
+		{"a script", script, false, ErrNotMetrics},
+		{"a state record", stateRecord, false, ErrNotMetrics},
+		{"another exporter's metrics", exporter, false, ErrNotMetrics},
 		{"missing directory", filepath.Join(dir, "nope", "x.prom"), false, fs.ErrNotExist},
 		{"directory is a file", filepath.Join(regularFile, "x.prom"), false, syscall.ENOTDIR},
 		{"symbolic link", link, false, regular.ErrNotRegular},
@@ -515,9 +535,57 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
-	if left := tempFiles(t, dir, ""); len(left) != 4 {
+	if left := tempFiles(t, dir, ""); len(left) != 8 {
 		t.Errorf("Check left files behind: %q", left)
 	}
+	if b, _ := os.ReadFile(script); string(b) != "#!/bin/sh\necho backup\n" {
+		t.Errorf("the script changed: %q", b)
+	}
+}
+
+// A file put at the path while every runs, by someone else, is replaced only
+// if it is a metrics file: a script copied there is refused (the write
+// fails, the script is whole), another every's exposition is replaced.
+func TestWriteReplacesOnlyMetrics(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "backup.prom")
+	f := New(path, "backup", nil)
+	defer f.Close()
+	f.Began(record(), next)
+	if f.lastErr != nil {
+		t.Fatal(f.lastErr)
+	}
+	run := runner.Run{Start: lastRun, End: lastEnd, Record: record(), Next: next}
+	f.Started(run)
+	if f.lastErr != nil {
+		t.Fatalf("every's own file, written again: %v", f.lastErr)
+	}
+	const script = "#!/bin/sh\necho backup\n"
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.Finished(run)
+	if !errors.Is(f.lastErr, ErrNotMetrics) {
+		t.Errorf("a write over a script: %v, want ErrNotMetrics", f.lastErr)
+	}
+	if b, _ := os.ReadFile(path); string(b) != script {
+		t.Errorf("the script was replaced: %.60q", b)
+	}
+	other := filepath.Join(dir, "other.prom")
+	if err := os.WriteFile(other, render("backup", &snapshot{rec: record()}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, path); err != nil {
+		t.Fatal(err)
+	}
+	f.Finished(run)
+	if f.lastErr != nil {
+		t.Errorf("a write over another every's metrics: %v", f.lastErr)
+	}
+	check(t, parse(t, path, "backup"), []want{{"every_runs_total", "", 42}})
 }
 
 // Check removes the temporary files of writers that died, and leaves those of
