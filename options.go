@@ -318,6 +318,9 @@ type settings struct {
 	pingTimeout   time.Duration
 	pingFailAfter int
 	metricsFile   string // --metrics-file; empty: none
+	metricsFlag   string // where metricsFile came from, for messages: the flag or its variable
+
+	commandPath string // the command's executable, as found in PATH at start
 }
 
 // minLockTTL is the shortest --lock-ttl: renewals go every third of it.
@@ -365,6 +368,7 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) 
 		pingTimeout:   o.duration("ping-timeout"),
 		pingFailAfter: o.count("ping-fail-after"),
 		metricsFile:   c.String("metrics-file"),
+		metricsFlag:   o.label("metrics-file"),
 	}
 	policy := o.oneOf("catch-up", catchUpPolicies...)
 	cfg.CatchUp, _ = runner.ParseCatchUp(policy)
