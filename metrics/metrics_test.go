@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"log/slog"
 	"math"
@@ -442,6 +443,50 @@ func TestModeWhateverTheUmask(t *testing.T) {
 	}
 	if fi.Mode() != Mode {
 		t.Errorf("mode %v under umask 077, want %v", fi.Mode(), Mode)
+	}
+}
+
+// A metrics file of another user's (a stale one, or one planted in a shared
+// textfile directory, mode 0666) is replaced, never written in place: the
+// file there is then this user's, mode Mode, and what the other user holds
+// open is not changed.
+func TestAnotherUsersFileReplaced(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chown needs root")
+	}
+	path := filepath.Join(t.TempDir(), "backup.prom")
+	old := render("backup", &snapshot{rec: state.Record{Runs: 1}})
+	if err := os.WriteFile(path, old, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	held, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := Check(path); err != nil {
+		t.Fatal(err)
+	}
+	f := New(path, "backup", nil)
+	f.Began(record(), next)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 0 || fi.Mode() != Mode {
+		t.Errorf("the file is uid %d, mode %v; want this user's (0), %v", st.Uid, fi.Mode(), Mode)
+	}
+	if b, _ := io.ReadAll(held); !bytes.Equal(b, old) {
+		t.Errorf("the other user's file was written in place: %.60q", b)
 	}
 }
 
