@@ -81,3 +81,67 @@ func sanitizeName(s string) string {
 func validNameRune(r rune) bool {
 	return isAlnum(r) || r == '.' || r == '_' || r == '-'
 }
+
+// jobPaths works out where the job's state and lock files are: --state and
+// --lock, else in the state directory; "" for none (--no-state, --no-lock),
+// and for both with --store, which keeps them in Redis.
+func jobPaths(st settings, name string) (statePath, lockPath string, err error) {
+	if st.store != "" {
+		return "", "", nil
+	}
+	statePath, lockPath = st.statePath, st.lockPath
+	if (statePath == "" && !st.noState) || (lockPath == "" && !st.noLock) {
+		dir, err := stateDir(st.stateDir)
+		if err != nil {
+			return "", "", err
+		}
+		if statePath == "" {
+			statePath = filepath.Join(dir, name+".json")
+		}
+		if lockPath == "" {
+			lockPath = filepath.Join(dir, name+".lock")
+		}
+	}
+	if st.noState {
+		statePath = ""
+	}
+	if st.noLock {
+		lockPath = ""
+	}
+	return statePath, lockPath, nil
+}
+
+// ownFiles refuses, as bad usage, paths that name one of the job's files
+// twice: the state and the lock, and the metrics file and any other. Each
+// is every's own (SPEC section 8): the metrics file is replaced at each
+// write, so on the lock it would put a new file where the lock was and the
+// lock would stop excluding; on the state or its active marker it would
+// lose the counters or the ACTIVE column; on the command, overwrite it
+// before it runs. statePath and lockPath are as jobPaths gives them.
+func ownFiles(st settings, statePath, lockPath string) error {
+	if statePath != "" && lockPath != "" && sameFile(statePath, lockPath) {
+		return usagef("bad --state %q and --lock %q: they name the same file; give each its own", statePath, lockPath)
+	}
+	if st.metricsFile == "" {
+		return nil
+	}
+	for _, other := range []struct{ what, path string }{
+		{"lock file", lockPath},
+		{"state file", statePath},
+		{"active marker", markerOf(statePath)},
+		{"command", st.commandPath},
+	} {
+		if other.path != "" && sameFile(st.metricsFile, other.path) {
+			return usagef("bad %s %q: it names the job's %s %q; give the metrics a file of their own", st.metricsFlag, st.metricsFile, other.what, other.path)
+		}
+	}
+	return nil
+}
+
+// markerOf is the active marker of the state at statePath; "" for none.
+func markerOf(statePath string) string {
+	if statePath == "" {
+		return ""
+	}
+	return markerPath(statePath)
+}

@@ -93,10 +93,12 @@ func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
 // start checks the command and the job's files, and runs the loop.
 func start(st settings, stderr io.Writer) (int, os.Signal) {
 	cfg := &st.cfg
-	if _, err := exec.LookPath(cfg.Command[0]); err != nil {
+	path, err := exec.LookPath(cfg.Command[0])
+	if err != nil {
 		report(stderr, fmt.Errorf("cannot run %q: %w", cfg.Command[0], errors.Unwrap(err)))
 		return runner.StartErrorCode(err), nil
 	}
+	st.commandPath = path
 	cfg.Env = childEnv(os.Environ())
 	cfg.Host, _ = os.Hostname()
 	cfg.PID = os.Getpid()
@@ -143,34 +145,21 @@ func exitStatus(end runner.Exit, stderr io.Writer) (int, os.Signal) {
 // 0700 if need be, and checks that they can be written: a failure here is
 // exit 73, before anything runs.
 func jobFiles(st settings, cfg *runner.Config) error {
+	statePath, lockPath, err := jobPaths(st, cfg.Name)
+	if err != nil {
+		return err
+	}
+	if err := ownFiles(st, statePath, lockPath); err != nil {
+		return err
+	}
 	if st.store != "" {
 		return fleetStore(st, cfg)
 	}
-	statePath, lockPath := st.statePath, st.lockPath
-	if (statePath == "" && !st.noState) || (lockPath == "" && !st.noLock) {
-		dir, err := stateDir(st.stateDir)
-		if err != nil {
-			return err
-		}
-		if statePath == "" {
-			statePath = filepath.Join(dir, cfg.Name+".json")
-		}
-		if lockPath == "" {
-			lockPath = filepath.Join(dir, cfg.Name+".lock")
-		}
-	}
-	if st.noState {
-		statePath = ""
-	}
-	if st.noLock {
-		lockPath = ""
-	}
-	if statePath != "" && lockPath != "" && sameFile(statePath, lockPath) {
-		return usagef("bad --state %q and --lock %q: they name the same file; give each its own", statePath, lockPath)
-	}
 	if statePath != "" {
 		sf := state.File{Path: statePath, Period: period(cfg)}
-		if err := sf.CheckWritable(); errors.Is(err, state.ErrNotRegular) {
+		if err := sf.CheckWritable(); errors.Is(err, state.ErrNotRecord) {
+			return fmt.Errorf("cannot write state file %q: it holds something other than a state record, which every would replace; choose another --state, or --no-state", statePath)
+		} else if errors.Is(err, state.ErrNotRegular) {
 			return fmt.Errorf("cannot write state file %q: %w; remove it, or choose --state or --no-state", statePath, unwrapPath(err))
 		} else if err != nil {
 			return fmt.Errorf("cannot write state file %q: %w; fix the directory's permissions, or choose --state-dir, --state or --no-state", statePath, unwrapPath(err))

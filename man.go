@@ -31,9 +31,9 @@ var exitStatuses = [][2]string{
 // environment is every(1)'s ENVIRONMENT section, besides the options'
 // variables.
 var environment = [][2]string{
-	{"EVERY_<NAME>", "each option's value, as --NAME would give it (--kill-after: EVERY_KILL_AFTER); the flag wins. --name reads none."},
+	{"EVERY_<NAME>", "each option's value, as --NAME would give it (--kill-after: EVERY_KILL_AFTER); the flag wins. --name reads none. None is passed on to the command or its hooks: an every inside a job takes nothing of the outer job's options."},
 	{"EVERY_NAME, EVERY_RUN, EVERY_ATTEMPT, EVERY_SLOT, EVERY_LAST_SUCCESS, EVERY_FENCING_TOKEN", "set for the command: the job's name, the run's number (1, 2, ... across restarts), the attempt (1 to --retries + 1), the slot time (RFC 3339), the last success (RFC 3339 or empty), and with --store the lock's fencing token. Inherited ones are not passed on."},
-	{"EVERY_RESULT, EVERY_EXIT_CODE, EVERY_SIGNAL, EVERY_DURATION_MS, EVERY_ATTEMPTS, EVERY_CONSECUTIVE_FAILURES, EVERY_OUTPUT", "set for the hooks (--on-failure, --on-each-failure, --on-success, --on-recover) too."},
+	{"EVERY_RESULT, EVERY_EXIT_CODE, EVERY_SIGNAL, EVERY_DURATION_MS, EVERY_ATTEMPTS, EVERY_CONSECUTIVE_FAILURES, EVERY_OUTPUT", "set for the hooks (--on-failure, --on-each-failure, --on-success, --on-recover) too. Inherited ones are not passed on."},
 	{"XDG_STATE_HOME", "the default state directory is $XDG_STATE_HOME/every when it is an absolute path."},
 	{"JOURNAL_STREAM", "set by systemd: when it names every's stderr (its device and inode), text logs leave out their time, which the journal records itself."},
 	{"TZ", "the local zone of cron expressions and --align, unless --tz or CRON_TZ= is given. The zone database is built in."},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,7 +28,9 @@ func observers(st settings, cfg *runner.Config) (done func(), err error) {
 		}
 	}
 	if st.metricsFile != "" {
-		if err := metrics.Check(st.metricsFile); err != nil {
+		if err := metrics.Check(st.metricsFile); errors.Is(err, metrics.ErrNotMetrics) {
+			return done, fmt.Errorf("cannot write metrics file %q: it %w, which every would replace; choose another %s", st.metricsFile, metrics.ErrNotMetrics, st.metricsFlag)
+		} else if err != nil {
 			return done, fmt.Errorf("cannot write %w", err)
 		}
 		m := metrics.New(st.metricsFile, cfg.Name, cfg.Logger)

@@ -61,6 +61,12 @@ const (
 	summaryEvery = time.Minute
 )
 
+// ErrNotMetrics is the error, wrapped in an *fs.PathError, of a metrics path
+// that holds something other than every's metrics: a file that is neither
+// empty nor every's exposition (a script, a state record, a log) is never
+// replaced.
+var ErrNotMetrics = errors.New("holds something other than every's metrics")
+
 // Reasons are the skip reasons written from the start, at 0 (SPEC sections 9
 // and 11). Another reason the loop tells of is written from its first skip.
 var Reasons = []string{"overrun", "locked", "done", "store", "state"}
@@ -79,6 +85,7 @@ type File struct {
 	lastWrite time.Time   // of the last attempt, written or not
 	lastErr   error       // of the last attempt
 	writes    int         // attempts, for tests
+	written   fileID      // the file this File last put at path
 	fail      outage
 	closed    bool
 }
@@ -225,7 +232,7 @@ func (f *File) write() {
 	now := time.Now()
 	f.lastWrite = now
 	f.writes++
-	f.lastErr = writeFile(f.path, render(f.job, &f.snap))
+	f.lastErr = writeFile(f.path, render(f.job, &f.snap), &f.written)
 	if f.lastErr != nil {
 		f.failed(now, f.lastErr)
 		return
@@ -278,12 +285,14 @@ func tempPrefix(path string) string {
 
 // writeFile replaces the file at path with b, atomically: a temporary file
 // in the same directory, mode Mode whatever the umask, renamed over it. The
-// temporary file is removed on any error.
+// temporary file is removed on any error. What is at path is replaced only
+// if it is the file written last (written, updated), or else a metrics file
+// (see replaceable).
 //
 // It is not synced. Writes are on the loop's path, at every run, and an fsync
 // costs milliseconds; what a power cut could lose is a file rewritten from the
 // state at the next start (an empty file is a valid, empty exposition).
-func writeFile(path string, b []byte) (err error) {
+func writeFile(path string, b []byte, written *fileID) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return fmt.Errorf("write metrics %s: %w", path, err)
@@ -299,39 +308,109 @@ func writeFile(path string, b []byte) (err error) {
 		// Chmod, unlike the mode given at creation, is not masked by the umask.
 		err = tmp.Chmod(Mode)
 	}
+	var fi fs.FileInfo
+	if err == nil {
+		fi, err = tmp.Stat()
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = replaceable(path)
+		err = replaceable(path, *written)
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)
 	}
+	if err == nil {
+		*written = idOf(fi)
+	}
 	return err
 }
 
-// replaceable checks that what is at path may be replaced: nothing, or a
-// regular file. A link, a directory, a FIFO, a device or a socket put there
-// is refused, as Check refuses it at start-up.
-func replaceable(path string) error {
+// fileID tells one file from another: its device and inode. The zero value
+// is no file.
+type fileID struct{ dev, ino uint64 }
+
+// idOf is the fileID of fi, or the zero value where it cannot be known.
+func idOf(fi fs.FileInfo) fileID {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fileID{uint64(st.Dev), st.Ino}
+	}
+	return fileID{}
+}
+
+// replaceable checks that what is at path may be replaced: nothing, the file
+// written last (written), or another regular file that is a metrics file (see
+// isMetrics; ErrNotMetrics). A link, a directory, a FIFO, a device or a
+// socket put there is refused, as Check refuses it at start-up. The file
+// written last is known by its inode, so that the steady state costs no
+// read: only a file put there since, by someone else, is read.
+func replaceable(path string, written fileID) error {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
 		return err
-	case fi.Mode().IsRegular():
+	case !fi.Mode().IsRegular():
+		return &fs.PathError{Op: "replace", Path: path, Err: regular.NotMode(fi.Mode())}
+	case written != fileID{} && idOf(fi) == written:
 		return nil
 	}
-	return &fs.PathError{Op: "replace", Path: path, Err: regular.NotMode(fi.Mode())}
+	return ownKind(path)
+}
+
+// metricsHead is what every's exposition starts with.
+const metricsHead = "# HELP every_"
+
+// isMetrics reports whether a file that starts with head may be replaced by
+// a metrics file: it is empty (created for every to fill), or every's
+// exposition. Anything else (a script, a state record, a lock file that
+// is not empty, another exporter's metrics) is someone's.
+func isMetrics(head []byte) bool {
+	return len(head) == 0 || strings.HasPrefix(string(head), metricsHead)
+}
+
+// ownKind reads the start of the regular file at path, without following a
+// link or blocking, and returns an error wrapping ErrNotMetrics unless
+// isMetrics.
+func ownKind(path string) error {
+	fd, err := regular.Open(path, syscall.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // gone since the Lstat: nothing to lose
+	}
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	head := make([]byte, len(metricsHead))
+	n := 0
+	for n < len(head) {
+		m, err := syscall.Read(fd, head[n:])
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	if !isMetrics(head[:n]) {
+		return &fs.PathError{Op: "replace", Path: path, Err: ErrNotMetrics}
+	}
+	return nil
 }
 
 // Check returns an error when the metrics file cannot be written: its
 // directory is missing (it is not created: it is node_exporter's, and a typo
-// must not go unseen) or takes no new file, or the path is not a regular file
-// (a symbolic link, a directory, a FIFO...: ErrNotRegular). It removes the
-// temporary files of writers that died, as state.File.CheckWritable does.
+// must not go unseen) or takes no new file, the path is not a regular file
+// (a symbolic link, a directory, a FIFO...: ErrNotRegular), or the file there
+// is not a metrics file (ErrNotMetrics), which would be lost to its owner. It
+// removes the temporary files of writers that died, as
+// state.File.CheckWritable does.
 func Check(path string) error {
 	if path == "" || strings.HasSuffix(path, "/") {
 		return fmt.Errorf("metrics file %q names no file", path)
@@ -353,7 +432,7 @@ func Check(path string) error {
 	if err := os.Remove(tmp.Name()); err != nil {
 		return fmt.Errorf("metrics file %s: %w", path, err)
 	}
-	if err := replaceable(path); err != nil {
+	if err := replaceable(path, fileID{}); err != nil {
 		return fmt.Errorf("metrics file %s: %w", path, err)
 	}
 	return nil

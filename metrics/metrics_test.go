@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"log/slog"
 	"math"
@@ -445,6 +446,50 @@ func TestModeWhateverTheUmask(t *testing.T) {
 	}
 }
 
+// A metrics file of another user's (a stale one, or one planted in a shared
+// textfile directory, mode 0666) is replaced, never written in place: the
+// file there is then this user's, mode Mode, and what the other user holds
+// open is not changed.
+func TestAnotherUsersFileReplaced(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chown needs root")
+	}
+	path := filepath.Join(t.TempDir(), "backup.prom")
+	old := render("backup", &snapshot{rec: state.Record{Runs: 1}})
+	if err := os.WriteFile(path, old, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	held, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := Check(path); err != nil {
+		t.Fatal(err)
+	}
+	f := New(path, "backup", nil)
+	f.Began(record(), next)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 0 || fi.Mode() != Mode {
+		t.Errorf("the file is uid %d, mode %v; want this user's (0), %v", st.Uid, fi.Mode(), Mode)
+	}
+	if b, _ := io.ReadAll(held); !bytes.Equal(b, old) {
+		t.Errorf("the other user's file was written in place: %.60q", b)
+	}
+}
+
 // A link at the path is neither followed nor replaced: the write fails, and
 // the link and what it points to stay as they were.
 func TestWriteRefusesALink(t *testing.T) {
@@ -488,13 +533,33 @@ func TestCheck(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ours := filepath.Join(dir, "ours.prom")
+	if err := os.WriteFile(ours, render("backup", &snapshot{rec: record()}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "backup.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho backup\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stateRecord := filepath.Join(dir, "backup.json")
+	if err := os.WriteFile(stateRecord, []byte(`{"version": 1, "name": "backup", "runs": 42}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exporter := filepath.Join(dir, "node.prom")
+	if err := os.WriteFile(exporter, []byte("# HELP node_thing A thing.\nnode_thing 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, path string
 		ok         bool
 		is         error // what the error must be, when not ok
 	}{
 		{"new file", filepath.Join(dir, "new.prom"), true, nil},
-		{"regular file", regularFile, true, nil},
+		{"empty file", regularFile, true, nil},
+		{"every's metrics", ours, true, nil},
+		{"a script", script, false, ErrNotMetrics},
+		{"a state record", stateRecord, false, ErrNotMetrics},
+		{"another exporter's metrics", exporter, false, ErrNotMetrics},
 		{"missing directory", filepath.Join(dir, "nope", "x.prom"), false, fs.ErrNotExist},
 		{"directory is a file", filepath.Join(regularFile, "x.prom"), false, syscall.ENOTDIR},
 		{"symbolic link", link, false, regular.ErrNotRegular},
@@ -515,9 +580,57 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
-	if left := tempFiles(t, dir, ""); len(left) != 4 {
+	if left := tempFiles(t, dir, ""); len(left) != 8 {
 		t.Errorf("Check left files behind: %q", left)
 	}
+	if b, _ := os.ReadFile(script); string(b) != "#!/bin/sh\necho backup\n" {
+		t.Errorf("the script changed: %q", b)
+	}
+}
+
+// A file put at the path while every runs, by someone else, is replaced only
+// if it is a metrics file: a script copied there is refused (the write
+// fails, the script is whole), another every's exposition is replaced.
+func TestWriteReplacesOnlyMetrics(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "backup.prom")
+	f := New(path, "backup", nil)
+	defer f.Close()
+	f.Began(record(), next)
+	if f.lastErr != nil {
+		t.Fatal(f.lastErr)
+	}
+	run := runner.Run{Start: lastRun, End: lastEnd, Record: record(), Next: next}
+	f.Started(run)
+	if f.lastErr != nil {
+		t.Fatalf("every's own file, written again: %v", f.lastErr)
+	}
+	const script = "#!/bin/sh\necho backup\n"
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.Finished(run)
+	if !errors.Is(f.lastErr, ErrNotMetrics) {
+		t.Errorf("a write over a script: %v, want ErrNotMetrics", f.lastErr)
+	}
+	if b, _ := os.ReadFile(path); string(b) != script {
+		t.Errorf("the script was replaced: %.60q", b)
+	}
+	other := filepath.Join(dir, "other.prom")
+	if err := os.WriteFile(other, render("backup", &snapshot{rec: record()}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, path); err != nil {
+		t.Fatal(err)
+	}
+	f.Finished(run)
+	if f.lastErr != nil {
+		t.Errorf("a write over another every's metrics: %v", f.lastErr)
+	}
+	check(t, parse(t, path, "backup"), []want{{"every_runs_total", "", 42}})
 }
 
 // Check removes the temporary files of writers that died, and leaves those of

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,12 @@ type File struct {
 // ErrNotRegular is the error, wrapped in an *fs.PathError, of a state path
 // that exists but is not a regular file.
 var ErrNotRegular = regular.ErrNotRegular
+
+// ErrNotRecord is the error, wrapped in an *fs.PathError, of a state path
+// that holds a file of another kind than a record (a script, a lock file, a
+// log): CheckWritable refuses it, where Load would set it aside and put a
+// record in its place.
+var ErrNotRecord = errors.New("not a state record: it does not start with '{'")
 
 // errTooLarge is a state file over MaxSize: corrupt.
 var errTooLarge = fmt.Errorf("larger than %d bytes", MaxSize)
@@ -406,6 +413,8 @@ func syncDir(dir string) error {
 // read: the start-up check, before anything runs. A path that is a symbolic
 // link, a directory, a device, a FIFO or a socket is an error wrapping
 // ErrNotRegular; nothing blocks, and nothing at a link's target is touched.
+// A file that is not a record (ErrNotRecord) is refused too: a state path
+// is every's own, and only its own kind of file there is replaced.
 func (f File) CheckWritable() error {
 	dir := filepath.Dir(f.Path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -431,5 +440,28 @@ func (f File) CheckWritable() error {
 	if err != nil {
 		return err
 	}
-	return fh.Close()
+	defer fh.Close()
+	head := make([]byte, recordHead)
+	n, err := io.ReadFull(fh, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return &fs.PathError{Op: "read", Path: f.Path, Err: err}
+	}
+	if !isRecord(head[:n]) {
+		return &fs.PathError{Op: "open", Path: f.Path, Err: ErrNotRecord}
+	}
+	return nil
+}
+
+// recordHead is how much of a state file isRecord is given.
+const recordHead = 512
+
+// isRecord reports whether a file that starts with head is a record, or
+// what is left of one: a JSON object, even one cut short or that Load will
+// set aside as corrupt. A script, a binary, a metrics file, an empty lock
+// file or marker is not: replaced by a record, it would be lost to its
+// owner (a renamed lock no longer excludes; a renamed script no longer
+// runs).
+func isRecord(head []byte) bool {
+	rest := bytes.TrimLeft(head, " \t\r\n") // JSON's white space
+	return len(rest) > 0 && rest[0] == '{'
 }

@@ -283,6 +283,48 @@ func TestCheckWritable(t *testing.T) {
 	}
 }
 
+// Only a record, or what is left of one, is replaced by a record: a file of
+// another kind at the state path is refused, byte-identical, and the check
+// says so (ErrNotRecord).
+func TestCheckWritableRefusesWhatIsNotARecord(t *testing.T) {
+	written, err := Encode(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		content string
+		record  bool
+	}{
+		{"as every writes it", string(written), true},
+		{"cut short", `{"version": 1, "name": "j", "anch`, true},
+		{"corrupt, its keys sorted", `{"anchor": "2900-01-01T00:00:00Z", "runs": -9, "version": 1}`, true},
+		{"white space first", "\n\t {\"version\": 1}", true},
+		{"empty (a lock file, a marker)", "", false},
+		{"a script", "#!/bin/sh\necho backup\n", false},
+		{"metrics", "# HELP every_runs_total Runs started.\n", false},
+		{"a JSON array", `[{"version": 1}]`, false},
+		{"text", "root:x:0:0:root:/root:/bin/sh\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "job.json")
+			if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := File{Path: path}.CheckWritable()
+			switch {
+			case tc.record && err != nil:
+				t.Errorf("CheckWritable of %q: %v, want nil", tc.content, err)
+			case !tc.record && !errors.Is(err, ErrNotRecord):
+				t.Errorf("CheckWritable of %q: %v, want ErrNotRecord", tc.content, err)
+			}
+			if b, _ := os.ReadFile(path); string(b) != tc.content {
+				t.Errorf("the file changed: %q", b)
+			}
+		})
+	}
+}
+
 func TestSane(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	const period = time.Hour
