@@ -201,7 +201,7 @@ var nextFlags = []cli.Flag{
 	boolFlag("", "align", "the duration is aligned on the wall clock, as with every --align"),
 	describedDefault(stringFlag("", "tz", "", "`ZONE` of the wall clock, as with every --tz"), "local"),
 	&cli.StringFlag{Name: "n", Value: "5", DefaultText: "5", Usage: "print `N` slots"},
-	&cli.StringFlag{Name: "from", Usage: "the slots after `TIME`, in RFC 3339", DefaultText: "now"},
+	&cli.StringFlag{Name: "from", Usage: "the slots after `TIME`: RFC 3339, or a local time of --tz without the offset (2026-03-08T02:30)", DefaultText: "now"},
 }
 
 // options reads the parsed options and checks each one.
