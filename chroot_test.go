@@ -72,12 +72,12 @@ func TestEmptyRootTimeZones(t *testing.T) {
 
 	// 2026-03-29 is the last Sunday of March: Berlin goes from CET (+01:00)
 	// to CEST (+02:00) at 01:00Z. 09:00 local is 08:00Z the day before and
-	// 07:00Z that day: 8h and 31h after the start.
-	spring := "2026-03-28T09:00:00+01:00  Sat  in 8h0m0s\n" +
-		"2026-03-29T09:00:00+02:00  Sun  in 31h0m0s\n"
+	// 07:00Z that day: 8h and 31h (1d7h) after the start.
+	spring := "2026-03-28T09:00:00+01:00  Sat  in 8h\n" +
+		"2026-03-29T09:00:00+02:00  Sun  in 1d7h\n"
 	// 2026-10-25: back to CET at 01:00Z; 09:00 local is 07:00Z, then 08:00Z.
-	autumn := "2026-10-24T09:00:00+02:00  Sat  in 7h0m0s\n" +
-		"2026-10-25T09:00:00+01:00  Sun  in 32h0m0s\n"
+	autumn := "2026-10-24T09:00:00+02:00  Sat  in 7h\n" +
+		"2026-10-25T09:00:00+01:00  Sun  in 1d8h\n"
 	berlin := []string{"TZ=Europe/Berlin"}
 	for _, tc := range []struct {
 		name string

@@ -34,8 +34,10 @@ the grid is on the wall clock: every 15m --align runs at :00 :15 :30 :45.
 SCHEDULE may also be a cron expression, as one argument: "*/5 * * * *",
 6 fields with seconds first, @daily, "CRON_TZ=Europe/Berlin 30 2 * * *";
 every next SCHEDULE shows when it runs. A run that lasts past slots skips
-them; runs never overlap. Every option also reads EVERY_<NAME> from the
-environment (--kill-after: EVERY_KILL_AFTER); the flag wins.`
+them; runs never overlap. A duration option D also takes a number of
+seconds (--timeout 60); SCHEDULE does not. Every option also reads
+EVERY_<NAME> from the environment (--kill-after: EVERY_KILL_AFTER); the
+flag wins.`
 
 const examples = `   every 90s --retries 5 -- ./sync-ledger.sh --full
    every 500ms --timeout 2s -- curl -fsS http://localhost:8080/health

@@ -26,6 +26,7 @@ const (
 	exitUsage       = 2
 	exitInternal    = 70 // EX_SOFTWARE
 	exitCantCreate  = 73 // EX_CANTCREAT: the state directory or file
+	exitIOErr       = 74 // EX_IOERR: every next could not write its output
 	exitLockBusy    = 75 // EX_TEMPFAIL, as flock -n -E 75
 )
 
@@ -82,7 +83,14 @@ func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
 	case req.status != nil:
 		return status(*req.status, os.Stdout, stderr), nil
 	case req.next != nil:
-		printNext(*req.next, os.Stdout)
+		err := printNext(*req.next, os.Stdout)
+		switch {
+		case errors.Is(err, syscall.EPIPE):
+			return 0, nil // the reader has all it wanted (| head -1)
+		case err != nil:
+			report(stderr, err)
+			return exitIOErr, nil
+		}
 		return 0, nil
 	case req.run != nil:
 		return start(*req.run, stderr)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"net/url"
@@ -202,7 +203,7 @@ var nextFlags = []cli.Flag{
 	boolFlag("", "align", "the duration is aligned on the wall clock, as with every --align"),
 	describedDefault(stringFlag("", "tz", "", "`ZONE` of the wall clock, as with every --tz"), "local"),
 	&cli.StringFlag{Name: "n", Value: "5", DefaultText: "5", Usage: "print `N` slots"},
-	&cli.StringFlag{Name: "from", Usage: "the slots after `TIME`, in RFC 3339", DefaultText: "now"},
+	&cli.StringFlag{Name: "from", Usage: "the slots after `TIME`: RFC 3339, or a local time of --tz without the offset (2026-03-08T02:30)", DefaultText: "now"},
 }
 
 // options reads the parsed options and checks each one.
@@ -242,17 +243,39 @@ var defaults = func() map[string]string {
 	return m
 }()
 
+// duration reads a duration option: every's duration syntax, or a bare
+// number of seconds, as timeout(1), flock(1) and systemd take it
+// (--timeout 60, --kill-after 2.5). A schedule takes no bare number.
 func (o *options) duration(name string) time.Duration {
 	if o.err != nil {
 		return 0
 	}
-	d, err := schedule.ParseDuration(o.get(name))
+	d, err := optionDuration(o.get(name))
 	if err != nil {
 		o.err = usagef("bad %s: %v; try 500ms, 30s, 1m30s or 1d", o.label(name), err)
 	} else if d < 0 {
 		o.err = usagef("bad %s %q: must not be negative", o.label(name), o.get(name))
 	}
 	return d
+}
+
+// optionDuration parses the value of a duration option: a duration, or a
+// number of seconds.
+func optionDuration(s string) (time.Duration, error) {
+	if bareNumber(strings.TrimLeft(s, "+-")) {
+		d, err := schedule.ParseDuration(s + "s")
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a duration", s) // out of range
+		}
+		return d, nil
+	}
+	return schedule.ParseDuration(s)
+}
+
+// bareNumber reports whether s is a decimal number without a unit: 60, 2.5, .5.
+func bareNumber(s string) bool {
+	digits, frac, _ := strings.Cut(s, ".")
+	return digits+frac != "" && !strings.ContainsFunc(digits+frac, func(r rune) bool { return r < '0' || r > '9' })
 }
 
 func (o *options) count(name string) int {
@@ -478,6 +501,14 @@ func (o *options) schedule(given string) (schedule.Schedule, string, error) {
 	}
 	switch {
 	case err == nil:
+	case bareNumber(given) && strings.Trim(given, "0.") == "":
+		return nil, "", usagef("bad schedule %q: a number alone is not a schedule; give a unit, as in 90s or 5m", given)
+	case bareNumber(given):
+		// Never seconds: an unquoted cron line (every 5 * * * * cmd) would
+		// run the first file of the directory.
+		return nil, "", usagef("bad schedule %q: a number alone is not a schedule; did you mean %ss?", given, given)
+	case cronField().MatchString(given):
+		return nil, "", usagef("bad schedule %q: a cron expression has 5 fields, as one argument; quote them all, as in '*/5 * * * *'", given)
 	case opts.Align:
 		return nil, "", usagef("bad schedule: %v", err) // the hint is in it
 	case len(strings.Fields(given)) == 1:

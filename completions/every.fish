@@ -74,5 +74,5 @@ complete -c every -n '__fish_seen_subcommand_from status' -l help -s h -d 'show 
 complete -c every -n '__fish_seen_subcommand_from next' -l align -d 'the duration is aligned on the wall clock, as with every --align'
 complete -c every -n '__fish_seen_subcommand_from next' -l tz -x -d 'ZONE of the wall clock, as with every --tz'
 complete -c every -n '__fish_seen_subcommand_from next' -o n -x -d 'print N slots'
-complete -c every -n '__fish_seen_subcommand_from next' -l from -x -d 'the slots after TIME, in RFC 3339'
+complete -c every -n '__fish_seen_subcommand_from next' -l from -x -d 'the slots after TIME: RFC 3339, or a local time of --tz without the offset (2026-03-08T02:30)'
 complete -c every -n '__fish_seen_subcommand_from next' -l help -s h -d 'show help'

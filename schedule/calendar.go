@@ -367,3 +367,61 @@ func Count(s Schedule, from, to time.Time, limit int64) int64 {
 	}
 	return n
 }
+
+// Change is how a change of the zone's offset shaped one slot, for people
+// (every next): the slot itself is always right; this says why it is where
+// it is.
+type Change struct {
+	// Skipped are the wall-clock readings of the schedule that did not exist
+	// that day and run at this slot, the end of their gap (a fixed-time
+	// schedule only), earliest first; held as UTC times, as they name no
+	// instant.
+	Skipped []time.Time
+	// Once says the slot's local time occurs twice that day and, the
+	// schedule being fixed-time, this first occurrence is its only run.
+	Once bool
+	// Again says the slot's local time occurs twice that day and this is the
+	// second run of it (a wildcard schedule runs both).
+	Again bool
+}
+
+// maxSkipped bounds the readings Change lists for one gap.
+const maxSkipped = 4096
+
+// Change says how a DST change shaped slot, a slot of c.
+func (c *Calendar) Change(slot time.Time) Change {
+	var ch Change
+	w := c.wall(slot)
+	if is := c.instants(w); len(is) == 2 {
+		ch.Once, ch.Again = !c.wildcard, c.wildcard && slot.Equal(is[1])
+	}
+	if c.wildcard {
+		return ch // nothing runs in their stead: the readings of a gap run nowhere
+	}
+	start, _ := slot.In(c.loc).ZoneBounds()
+	if !start.Equal(slot) {
+		return ch
+	}
+	before, after := c.offsetAt(slot.Add(-time.Nanosecond)), c.offsetAt(slot)
+	if after <= before {
+		return ch // the clocks went back, or only the zone's name changed
+	}
+	for r, ok := c.set.next(c.shift(slot, before)); ok && r.Before(w) && len(ch.Skipped) < maxSkipped; r, ok = c.set.next(r.Add(1)) {
+		ch.Skipped = append(ch.Skipped, r)
+	}
+	return ch
+}
+
+// At returns the instant of a wall-clock reading in loc (its clock read from
+// wall, whatever wall's own zone) by the fixed-time rules: a reading that
+// does not exist that day is the end of its gap, one that occurs twice its
+// first occurrence.
+func At(wall time.Time, loc *time.Location) time.Time {
+	y, mo, d := wall.Date()
+	h, mi, s := wall.Clock()
+	w := time.Date(y, mo, d, h, mi, s, wall.Nanosecond(), time.UTC)
+	if slots := (&Calendar{loc: loc}).slots(w); len(slots) > 0 {
+		return slots[0]
+	}
+	return time.Date(y, mo, d, h, mi, s, wall.Nanosecond(), loc) // unreachable: a reading exists or lies in a gap
+}

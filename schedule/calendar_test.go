@@ -119,6 +119,13 @@ func TestParseValid(t *testing.T) {
 		{"0 0 * * 7", Options{}, []string{"2026-05-17T00:00:00Z", "2026-05-24T00:00:00Z"}},
 		{"0 0 * * sun", Options{}, []string{"2026-05-17T00:00:00Z", "2026-05-24T00:00:00Z"}},
 		{"0 0 * * 5-7", Options{}, []string{"2026-05-15T00:00:00Z", "2026-05-16T00:00:00Z", "2026-05-17T00:00:00Z", "2026-05-22T00:00:00Z"}},
+		// A range that ends in Sunday ends the week, as cronie reads X-sun
+		// as X-7 (not sun-sat, all week).
+		{"0 0 * * sat-sun", Options{}, []string{"2026-05-16T00:00:00Z", "2026-05-17T00:00:00Z", "2026-05-23T00:00:00Z"}},
+		{"0 0 * * fri-SUN", Options{}, []string{"2026-05-15T00:00:00Z", "2026-05-16T00:00:00Z", "2026-05-17T00:00:00Z", "2026-05-22T00:00:00Z"}},
+		{"0 0 * * 5-0", Options{}, []string{"2026-05-15T00:00:00Z", "2026-05-16T00:00:00Z", "2026-05-17T00:00:00Z", "2026-05-22T00:00:00Z"}},
+		{"0 0 * * 6-0/1", Options{}, []string{"2026-05-16T00:00:00Z", "2026-05-17T00:00:00Z", "2026-05-23T00:00:00Z"}},
+		{"0 0 * * 0-0", Options{}, []string{"2026-05-17T00:00:00Z", "2026-05-24T00:00:00Z"}},
 		// Steps: N/S is N-max/S.
 		{"5/20 * * * *", Options{}, []string{"2026-05-13T10:25:00Z", "2026-05-13T10:45:00Z", "2026-05-13T11:05:00Z"}},
 		{"1-30/10 * * * *", Options{}, []string{"2026-05-13T10:21:00Z", "2026-05-13T11:01:00Z", "2026-05-13T11:11:00Z"}},
@@ -284,6 +291,44 @@ func TestParseInvalid(t *testing.T) {
 				t.Errorf("error %q does not name the bad value %q", msg, tc.value)
 			}
 		})
+	}
+}
+
+// TestParseHints pins the hints of bad expressions that a reader would
+// otherwise misread: each must keep the meaning the writer had in mind.
+func TestParseHints(t *testing.T) {
+	tests := []struct{ in, want string }{
+		// A reversed range, read round the end of the field.
+		{"0 0 * * fri-tue", `day-of-week: "fri-tue": a range must go up; to wrap around, write fri-sun,mon-tue`},
+		{"0 0 * * 5-2", `write 5-7,1-2`},
+		{"0 0 * * sat-mon", `write sat-sun,mon`},
+		{"50-10 * * * *", `minute: "50-10": a range must go up; to wrap around, write 50-59,0-10`},
+		{"0 22-2 * * *", `write 22-23,0-2`},
+		{"0 0 25-5 * *", `write 25-31,1-5`},
+		{"0 0 * dec-jan *", `write dec,jan`},
+		{"0 0 * 11-feb *", `write 11-12,1-feb`},
+		// A value never starts with a minus.
+		{"-1 * * * *", `minute: "-1": values are 0-59, never negative`},
+		{"0 -5 * * *", `hour: "-5": values are 0-23, never negative`},
+		// A sixth field of years: 6 fields are seconds first.
+		{"0 0 1 1 * 2027", `day-of-week: "2027" is not a day of the week (0-7 or sun-sat): 6 fields put seconds first (second minute hour day-of-month month day-of-week), and there is no year field; leave the year out`},
+		{"30 2 15 6 * 2026-2030", `"2026-2030" is not a day of the week (0-7 or sun-sat): 6 fields put seconds first`},
+		{"0 0 1 1 * 2027,2028", `and there is no year field`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := Parse(tc.in, Options{Zone: time.UTC})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Parse(%q) error = %v, want one containing %q", tc.in, err, tc.want)
+			}
+		})
+	}
+	// A day of the week out of range that is no year keeps the plain message.
+	if _, err := Parse("0 0 1 1 * 8", Options{}); err == nil || strings.Contains(err.Error(), "year") {
+		t.Errorf("Parse(0 0 1 1 * 8) error = %v, want one without a word of years", err)
+	}
+	if _, err := Parse("0 0 1 1 2027", Options{}); err == nil || strings.Contains(err.Error(), "year") {
+		t.Errorf("Parse(0 0 1 1 2027) error = %v, want one without a word of years (5 fields)", err)
 	}
 }
 

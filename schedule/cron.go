@@ -3,8 +3,10 @@ package schedule
 import (
 	"fmt"
 	"math/bits"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -64,7 +66,8 @@ func parseCron(fields []string) (c *cron, wildcard bool, err error) {
 		return nil, false, fmt.Errorf("has %d fields; a cron expression has 5 (minute hour day-of-month month day-of-week) or 6 (seconds first)", len(fields))
 	}
 	c = &cron{sec: 1} // 5 fields: on second 0
-	if len(fields) == 6 {
+	six := len(fields) == 6
+	if six {
 		if c.sec, err = parseField(fields[0], secondField); err != nil {
 			return nil, false, err
 		}
@@ -76,6 +79,9 @@ func parseCron(fields []string) (c *cron, wildcard bool, err error) {
 	}{{&c.min, minuteField}, {&c.hour, hourField}, {&c.dom, domField}, {&c.month, monthField}, {&c.dow, dowField}}
 	for i, s := range specs {
 		if *s.set, err = parseField(fields[i], s.f); err != nil {
+			if six && i == 4 && looksLikeYear(fields[i]) {
+				return nil, false, &cronError{field: dowField.name, msg: fmt.Sprintf("%q is not a day of the week (0-7 or sun-sat): 6 fields put seconds first (second minute hour day-of-month month day-of-week), and there is no year field; leave the year out", fields[i])}
+			}
 			return nil, false, err
 		}
 	}
@@ -90,6 +96,15 @@ func parseCron(fields []string) (c *cron, wildcard bool, err error) {
 	wildcard = strings.HasPrefix(fields[0], "*") || strings.HasPrefix(fields[1], "*")
 	return c, wildcard, nil
 }
+
+// looksLikeYear reports whether a field is years, as in Quartz's seventh
+// field or a cron line that ends with one: 4-digit numbers, in a list or a
+// range ("2027", "2026-2030").
+func looksLikeYear(s string) bool { return yearField().MatchString(s) }
+
+var yearField = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]{4}(?:-[0-9]{4})?(?:,[0-9]{4}(?:-[0-9]{4})?)*$`)
+})
 
 // fires returns an error when no day can ever match: a day-of-month that no
 // month of the set has, with day-of-week '*' ("0 0 30 2 *").
@@ -141,7 +156,10 @@ func parsePart(part string, f field) (uint64, error) {
 		return 0, fmt.Errorf("%q: empty value", part)
 	default:
 		a, b, isRange := strings.Cut(rng, "-")
-		if a == "" || (isRange && b == "") {
+		if a == "" {
+			return 0, fmt.Errorf("%q: values are %d-%d, never negative, and a range needs both ends, as in 1-5", part, f.min, f.max)
+		}
+		if isRange && b == "" {
 			return 0, fmt.Errorf("%q: a range needs both ends, as in 1-5", part)
 		}
 		var err error
@@ -154,8 +172,11 @@ func parsePart(part string, f field) (uint64, error) {
 			if hi, err = value(b, f); err != nil {
 				return 0, err
 			}
+			if f.name == dowField.name && hi == 0 && lo > 0 {
+				hi = 7 // "sat-sun", "5-0": Sunday as 7 ends the week, as cronie reads it
+			}
 			if hi < lo {
-				return 0, fmt.Errorf("%q: the range is reversed; write %s-%s", part, b, a)
+				return 0, fmt.Errorf("%q: a range must go up; to wrap around, write %s", part, wrapped(a, b, f))
 			}
 		case hasStep:
 			hi = f.max // "5/15" is "5-max/15"
@@ -166,6 +187,27 @@ func parsePart(part string, f field) (uint64, error) {
 		set |= 1 << v
 	}
 	return set, nil
+}
+
+// wrapped spells the list that a reversed range a-b of f means to one who
+// reads it round the end of the field ("fri-tue": fri-sun,mon-tue; "50-10":
+// 50-59,0-10), in the spelling of a: names for a name, else numbers.
+func wrapped(a, b string, f field) string {
+	last, first := f.max, f.min
+	if f.name == dowField.name {
+		first = 1 // after Sunday, 7, comes Monday
+	}
+	spell := strconv.Itoa
+	if _, err := strconv.Atoi(a); err != nil && len(f.names) > 0 {
+		spell = func(v int) string { return f.names[v-f.min] }
+	}
+	span := func(x, y string) string {
+		if strings.EqualFold(x, y) {
+			return x
+		}
+		return x + "-" + y
+	}
+	return span(a, spell(last)) + "," + span(spell(first), b)
 }
 
 // value parses a number or a name of the field.
