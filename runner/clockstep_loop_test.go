@@ -398,30 +398,144 @@ func TestLoopSetAsideSummarised(t *testing.T) {
 	})
 }
 
-// The grid of a record from the future is not joined under the lock: the
-// loop that started a new grid for it keeps it (else it would run on the
-// old one, its slots labelled ahead of the clock).
+// The grid of a record from the future is not joined under the lock: a
+// host whose clock runs ahead (90s) wrote the record since; this loop keeps
+// its grid, and counts on from the record's counters.
 func TestLoopFutureGridNotJoined(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clock := &fakeClock{}
 		start := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 		clock.setWall(start)
-		ahead := start.Add(90 * time.Second)
-		store := &memStore{rec: &state.Record{Version: state.Version, Name: "job", Command: []string{"job"}, Schedule: "10s",
-			Anchor: ahead.Add(-3 * time.Second), LastSlot: ahead, LastRun: ahead, Runs: 5}}
+		store := &memStore{}
 		f := &fakeExec{}
 		cfg := testConfig(f, &bytes.Buffer{}, make(chan os.Signal, 1))
 		cfg.Clock = clock
 		cfg.SleepUntil = func(at time.Time) { time.Sleep(at.Sub(clock.Now())) }
 		cfg.Store = store
-		cfg.MaxRuns = 2
-		Loop(context.Background(), cfg)
-		want := []string{"2026-06-01T00:00:10Z", "2026-06-01T00:00:20Z"}
+		cfg.MaxRuns = 3
+		done := make(chan Exit)
+		go func() { done <- Loop(context.Background(), cfg) }()
+		time.Sleep(5 * time.Second)
+		ahead := clock.Now().Add(90 * time.Second)
+		if err := store.Save(context.Background(), &state.Record{Version: state.Version, Name: "job", Command: []string{"job"},
+			Schedule: "10s", Anchor: ahead.Add(-3 * time.Second), LastSlot: ahead, LastRun: ahead, Runs: 5, Host: "ahead"}); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+		want := []string{"2026-06-01T00:00:00Z", "2026-06-01T00:00:10Z", "2026-06-01T00:00:20Z"}
 		if got := f.slotsSeen(); !slices.Equal(got, want) {
 			t.Errorf("EVERY_SLOT %v, want %v", got, want)
 		}
 		if rec := store.get(); !rec.Anchor.Equal(start) || rec.Runs != 7 {
 			t.Errorf("record anchored at %v, runs %d; want %v, 7", rec.Anchor, rec.Runs, start)
+		}
+	})
+}
+
+// A suspend during a run is a suspend, not an overrun: the slots that passed
+// in it are missed slots, and --catch-up picks (once: the latest), as for a
+// suspend while waiting; the grid keeps its phase on the wall clock.
+func TestLoopSuspendDuringRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The catch-up run, at the resume (+67s), takes 1s: it overruns nothing.
+		f := &fakeExec{took: []time.Duration{5 * time.Second, 5 * time.Second, 5 * time.Second, time.Second}}
+		var buf bytes.Buffer
+		clock := &fakeClock{}
+		origin := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+		clock.setWall(origin)
+		cfg := testConfig(f, &buf, make(chan os.Signal, 1))
+		cfg.Clock = clock
+		cfg.SleepUntil = func(at time.Time) { time.Sleep(at.Sub(clock.Now())) }
+		cfg.MaxRuns = 5
+		done := make(chan Exit)
+		go func() { done <- Loop(context.Background(), cfg) }()
+		time.Sleep(22 * time.Second) // the run of slot +20s is under way
+		clock.suspend(42 * time.Second)
+		<-done
+		var got []string
+		for _, s := range f.slotsSeen() {
+			at, _ := time.Parse(time.RFC3339Nano, s)
+			got = append(got, at.Sub(origin).String())
+		}
+		if want := []string{"0s", "10s", "20s", "1m0s", "1m10s"}; !slices.Equal(got, want) {
+			t.Errorf("slots at %v, want %v", got, want)
+		}
+		events := logEvents(t, &buf)
+		caught := eventsNamed(events, "catch_up")
+		if len(caught) != 1 || caught[0]["missed"] != 4.0 || caught[0]["reason"] != "suspend" {
+			t.Errorf("catch_up events %v, want one with missed 4 (30s..60s), reason suspend", caught)
+		}
+		if skips := eventsNamed(events, "skip"); len(skips) != 0 {
+			t.Errorf("skip events %v, want none: the slots were missed in a suspend, not overrun", skips)
+		}
+	})
+}
+
+// The wall clock set forward past a calendar's slots during a run: the
+// slots it passed are missed (--catch-up picks, reason=clock), as when it is
+// set while waiting; they were never overrun.
+func TestLoopCalendarClockStepDuringRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeExec{took: []time.Duration{20 * time.Second, time.Second}}
+		var buf bytes.Buffer
+		clock := &fakeClock{}
+		cfg := calendarConfig(t, f, &buf, clock, "* * * * *", "UTC", time.Date(2026, 6, 1, 0, 0, 30, 0, time.UTC))
+		cfg.MaxRuns = 3
+		done := make(chan Exit)
+		go func() { done <- Loop(context.Background(), cfg) }()
+		time.Sleep(40 * time.Second) // 00:01:10: the run of 00:01 is under way
+		clock.setWall(clock.Now().Add(3 * time.Minute))
+		<-done
+		if got, want := f.slotsSeen(), []string{"2026-06-01T00:01:00Z", "2026-06-01T00:04:00Z", "2026-06-01T00:05:00Z"}; !slices.Equal(got, want) {
+			t.Errorf("EVERY_SLOT %v, want %v", got, want)
+		}
+		events := logEvents(t, &buf)
+		var caught []map[string]any
+		for _, e := range eventsNamed(events, "catch_up") {
+			if e["missed"] != 0.0 {
+				caught = append(caught, e)
+			}
+		}
+		if len(caught) != 1 || caught[0]["missed"] != 3.0 || caught[0]["reason"] != "clock" {
+			t.Errorf("catch_up events %v, want one with missed 3, reason clock", caught)
+		}
+		if skips := eventsNamed(events, "skip"); len(skips) != 0 {
+			t.Errorf("skip events %v, want none", skips)
+		}
+	})
+}
+
+// endlessStore writes the start of each run, and fails to write its end.
+type endlessStore struct{ memStore }
+
+func (s *endlessStore) Save(ctx context.Context, r *state.Record) error {
+	if !r.Running {
+		return os.ErrPermission
+	}
+	return s.memStore.Save(ctx, r)
+}
+
+// A step of the wall clock during a run whose end cannot be written: the
+// start the store holds, on the clock before the step, is still known for
+// this loop's own (its end kept in memory), not taken for a run cut short.
+func TestLoopClockStepUnsavedEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := &fakeClock{}
+		clock.setWall(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+		f := &fakeExec{took: []time.Duration{5 * time.Second}}
+		cfg := testConfig(f, &bytes.Buffer{}, make(chan os.Signal, 1))
+		cfg.Clock = clock
+		cfg.SleepUntil = func(at time.Time) { time.Sleep(at.Sub(clock.Now())) }
+		store := &endlessStore{}
+		cfg.Store = store
+		cfg.MaxRuns = 3
+		done := make(chan Exit)
+		go func() { done <- Loop(context.Background(), cfg) }()
+		time.Sleep(12 * time.Second) // the run of slot +10s is under way
+		clock.setWall(clock.Now().Add(-90 * time.Second))
+		<-done
+		if rec := store.get(); rec.Runs != 3 || rec.Failures != 0 || rec.ConsecutiveFailures != 0 || rec.LastResult != "success" {
+			t.Errorf("record %+v: want 3 runs, none failed nor cut short", rec)
 		}
 	})
 }

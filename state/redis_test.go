@@ -61,14 +61,15 @@ func TestRedisStore(t *testing.T) {
 }
 
 // Keys set aside never pile up nor replace one another, as files do: five
-// corrupt records in a row leave the three newest, each as it was.
+// corrupt records in a row leave the three newest, each as it was. (The key
+// has characters a SCAN pattern would read: they are quoted.)
 func TestRedisSetAsideKeepsThree(t *testing.T) {
 	srv := redistest.Start(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer client.Close()
 	ctx := context.Background()
-	st := Redis{Client: client, Key: "every:j*:state", Server: srv.Addr}
-	for key, v := range map[string]string{"every:j*:state.corrupt-1000": "oldest", "every:j*:state.corrupt-keep": "not every's",
+	st := Redis{Client: client, Key: "every:j[x]*:state", Server: srv.Addr}
+	for key, v := range map[string]string{"every:j[x]*:state.corrupt-1000": "oldest", "every:j[x]*:state.corrupt-keep": "not every's",
 		"every:jx:state.corrupt-1000": "another job's"} {
 		if err := client.Set(ctx, key, v, 0).Err(); err != nil {
 			t.Fatal(err)
@@ -100,7 +101,7 @@ func TestRedisSetAsideKeepsThree(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(keys)
-	want := append([]string{"every:j*:state.corrupt-keep", "every:jx:state.corrupt-1000"}, moved[2:]...)
+	want := append([]string{"every:j[x]*:state.corrupt-keep", "every:jx:state.corrupt-1000"}, moved[2:]...)
 	slices.Sort(want)
 	if !slices.Equal(keys, want) {
 		t.Errorf("keys %v, want %v", keys, want)
