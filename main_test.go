@@ -85,6 +85,8 @@ func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 		"stamp":     stampCmd,
 		"waitclock": waitClockCmd,
 		"slotcheck": slotCheckCmd,
+		// SIGSTOP and SIGCONT (clock_script_test.go).
+		"stopped": stoppedCmd,
 		// healthchecks.io pings (ping_script_test.go).
 		"pingserver": pingServerCmd,
 		// Help, usage and completion (cli_script_test.go).

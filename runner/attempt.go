@@ -93,8 +93,8 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 		Output:    l.tail,
 		Hold:      l.cfg.QuietSuccess,
 	}
-	late := time.Since(slot)
-	l.log.Info("run started", "event", "start", "slot", slot.Round(0).UTC(), "attempt", k, "late_ms", float64(late.Microseconds())/1000)
+	late := l.now().Sub(slot)
+	l.log.Info("run started", "event", "start", "slot", l.label(slot).UTC(), "attempt", k, "late_ms", float64(late.Microseconds())/1000)
 
 	done := make(chan Result, 1)
 	go func() { done <- l.cfg.Exec(actx, a) }()
@@ -135,6 +135,7 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 }
 
 // env is the child's environment: every's own plus the EVERY_* variables.
+// slot is on the loop's timeline; EVERY_SLOT is its wall-clock time.
 func (l *loop) env(slot time.Time, attempt int, token int64) []string {
 	last := ""
 	if !l.rec.LastSuccess.IsZero() {
@@ -144,7 +145,7 @@ func (l *loop) env(slot time.Time, attempt int, token int64) []string {
 		"EVERY_NAME="+l.cfg.Name,
 		"EVERY_RUN="+strconv.Itoa(l.rec.Runs),
 		"EVERY_ATTEMPT="+strconv.Itoa(attempt),
-		"EVERY_SLOT="+slot.Round(0).UTC().Format(time.RFC3339Nano),
+		"EVERY_SLOT="+l.label(slot).UTC().Format(time.RFC3339Nano),
 		"EVERY_LAST_SUCCESS="+last,
 	)
 	if token != 0 {

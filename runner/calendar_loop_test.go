@@ -54,6 +54,14 @@ func (c *fakeClock) Suspended() time.Duration {
 	return c.suspended
 }
 
+// Offset is the wall clock's lead over the monotonic clock (the bubble's):
+// the steps and the suspends.
+func (c *fakeClock) Offset() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.step
+}
+
 func fire(ch chan bool, set bool) {
 	select {
 	case ch <- set:
@@ -254,12 +262,23 @@ func TestLoopCalendarClockStep(t *testing.T) {
 				if got := f.slotsSeen(); !slices.Equal(got, tt.want) {
 					t.Errorf("EVERY_SLOT %v, want %v", got, tt.want)
 				}
-				caught := eventsNamed(logEvents(t, &buf), "catch_up")
+				var caught, steps []map[string]any
+				for _, e := range eventsNamed(logEvents(t, &buf), "catch_up") {
+					if e["missed"] == 0.0 {
+						steps = append(steps, e)
+					} else {
+						caught = append(caught, e)
+					}
+				}
 				switch {
 				case tt.missed == 0 && len(caught) != 0:
 					t.Errorf("catch_up logged: %v", caught)
 				case tt.missed > 0 && (len(caught) != 1 || caught[0]["missed"] != tt.missed || caught[0]["reason"] != "clock"):
 					t.Errorf("catch_up events %v, want one with missed %v, reason clock", caught, tt.missed)
+				}
+				// The step itself is one warning, saying by how much.
+				if len(steps) != 1 || steps[0]["level"] != "WARN" || steps[0]["reason"] != "clock" || steps[0]["step"] != tt.step.String() {
+					t.Errorf("step warnings %v, want one, reason clock, step %v", steps, tt.step)
 				}
 			})
 		})
@@ -331,14 +350,16 @@ func TestPlanStartCalendar(t *testing.T) {
 		{name: "last run cut short: its slot is missed", rec: rec(at(3, 0)), now: at(3, 20), interrupted: true,
 			want: Start{Anchor: at(0, 7), Runs: []time.Time{at(3, 0)}, Due: at(4, 0), Missed: 1, Why: Resumed}},
 		{name: "clock set back: no storm, no stall", rec: rec(at(9, 0)), now: at(3, 20),
-			want: Start{Anchor: at(0, 7), Due: at(4, 0), Why: ClockMovedBack}},
+			want: Start{Anchor: at(3, 20), Due: at(4, 0), Why: ClockMovedBack, Ahead: 5*time.Hour + 40*time.Minute}},
+		{name: "clock set back less than a period: the next slot after now", rec: rec(at(4, 0)), now: at(3, 50),
+			want: Start{Anchor: at(3, 50), Due: at(4, 0), Why: ClockMovedBack, Ahead: 10 * time.Minute}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := PlanStart(StartInput{Record: tt.rec, Schedule: "0 * * * *", Calendar: cal.(*schedule.Calendar), Now: tt.now,
 				Policy: tt.policy, Max: 10, Interrupted: tt.interrupted})
 			if !got.Anchor.Equal(tt.want.Anchor) || !got.Due.Equal(tt.want.Due) || got.Missed != tt.want.Missed ||
-				got.Why != tt.want.Why || !slices.EqualFunc(got.Runs, tt.want.Runs, time.Time.Equal) {
+				got.Why != tt.want.Why || got.Ahead != tt.want.Ahead || !slices.EqualFunc(got.Runs, tt.want.Runs, time.Time.Equal) {
 				t.Fatalf("PlanStart =\n %+v\nwant\n %+v", got, tt.want)
 			}
 		})

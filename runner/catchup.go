@@ -40,7 +40,7 @@ const (
 	Fresh           StartReason = iota // no record: a new grid
 	ScheduleChanged                    // the record's schedule is another: a new grid
 	Resumed                            // the record's grid goes on
-	ClockMovedBack                     // the record's last slot lies ahead: the grid goes on from now
+	ClockMovedBack                     // the record's times lie ahead of now: a new grid from now
 )
 
 var startReasons = []string{"fresh", "schedule changed", "resumed", "clock moved back"}
@@ -77,6 +77,9 @@ type Start struct {
 	Due    time.Time   // the first slot to wait for after them
 	Missed int64       // slots missed while no every ran
 	Why    StartReason
+	// Ahead is how far the record's latest time lies ahead of now, when it
+	// does (ClockMovedBack): by how much, at least, the clock went back.
+	Ahead time.Duration
 }
 
 // maxCount bounds the counting of missed calendar slots: a per-second
@@ -100,6 +103,21 @@ func PlanStart(in StartInput) Start {
 		}
 		return Start{Anchor: anchor, Due: due, Why: why}
 	}
+	if latest := rec.Latest(); latest.After(now) {
+		// From the future of this clock: the clock was set back since it was
+		// written, or its writer's clock runs ahead (SPEC 9). Its slot counts
+		// as run: nothing is caught up. Waiting for its grid to come round
+		// again would stall (a record from the year 2900, forever), and the
+		// grid may lie out of reach of a time.Duration: a new grid starts
+		// from now, its first slot one period away, as if the recorded slot
+		// had run now. A calendar waits for its next slot after now (one the
+		// record shows run, within a period, is then skipped as done).
+		s := Start{Anchor: now, Due: now.Add(in.Interval), Why: ClockMovedBack, Ahead: latest.Sub(now)}
+		if in.Calendar != nil {
+			s.Due = in.Calendar.Next(now)
+		}
+		return s
+	}
 	g := in.slots(rec.Anchor)
 	done := rec.LastSlot
 	if done.IsZero() {
@@ -109,13 +127,6 @@ func PlanStart(in StartInput) Start {
 		done = before(g, done)
 	}
 	s := Start{Anchor: rec.Anchor, Due: g.Next(now), Why: Resumed}
-	if ahead(g, done, now) {
-		// The last slot lies a period or more ahead: the clock was set back.
-		// Waiting for that slot would stall, running the gap would storm: go
-		// on from now.
-		s.Why = ClockMovedBack
-		return s
-	}
 	cur := g.Prev(now)
 	s.Missed = schedule.Count(g, done, cur, maxCount)
 	if s.Missed <= 0 {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -122,16 +123,38 @@ func TestPlanStart(t *testing.T) {
 			want:  Start{Anchor: slot(30).Add(time.Second), Due: slot(30).Add(time.Second), Why: ScheduleChanged},
 		},
 		{
-			name: "clock set back an hour: no storm, no stall",
+			// SPEC 9: a clock set back is not corruption. The recorded slot
+			// counts as run (no catch-up), and a new grid starts from now:
+			// neither the gap run nor the old time waited for.
+			name: "clock set back an hour: a new grid from now",
 			rec:  rec(100, false),
 			now:  slot(100).Add(-time.Hour),
-			want: Start{Anchor: anchor, Due: slot(100).Add(-time.Hour).Add(iv), Why: ClockMovedBack},
+			want: Start{Anchor: slot(100).Add(-time.Hour), Due: slot(100).Add(-time.Hour).Add(iv), Why: ClockMovedBack, Ahead: time.Hour},
 		},
 		{
-			name: "clock set back less than a period: wait for the next slot",
+			name: "clock set back less than a period: the first slot after the one recorded",
 			rec:  rec(100, false),
 			now:  slot(100).Add(-10 * time.Second),
-			want: Start{Anchor: anchor, Due: slot(100), Why: Resumed},
+			want: Start{Anchor: slot(100).Add(-10 * time.Second), Due: slot(100).Add(80 * time.Second), Why: ClockMovedBack, Ahead: 10 * time.Second},
+		},
+		{
+			name: "a run cut short in the future: its slot counts as run, nothing caught up",
+			rec:  rec(100, true), interrupted: true, policy: CatchUpAll, max: 10,
+			now:  slot(100).Add(-time.Hour),
+			want: Start{Anchor: slot(100).Add(-time.Hour), Due: slot(100).Add(-time.Hour).Add(iv), Why: ClockMovedBack, Ahead: time.Hour},
+		},
+		{
+			name: "its last end ahead only: by as much",
+			rec: &state.Record{Version: 1, Schedule: "90s", Anchor: anchor, LastSlot: slot(100),
+				LastEnd: slot(100).Add(time.Hour)},
+			now:  slot(100).Add(time.Minute),
+			want: Start{Anchor: slot(100).Add(time.Minute), Due: slot(100).Add(time.Minute + iv), Why: ClockMovedBack, Ahead: 59 * time.Minute},
+		},
+		{
+			name: "an anchor in the year 2900, out of a duration's reach: from now",
+			rec:  &state.Record{Version: 1, Schedule: "90s", Anchor: time.Date(2900, 1, 1, 0, 0, 0, 0, time.UTC), Runs: 7},
+			now:  slot(3),
+			want: Start{Anchor: slot(3), Due: slot(4), Why: ClockMovedBack, Ahead: time.Duration(math.MaxInt64)},
 		},
 		{
 			name: "record with no run yet: from the anchor",
@@ -145,7 +168,7 @@ func TestPlanStart(t *testing.T) {
 			got := PlanStart(StartInput{Record: tt.rec, Schedule: "90s", Interval: iv, Now: tt.now, Delay: tt.delay,
 				Policy: tt.policy, Max: tt.max, Interrupted: tt.interrupted})
 			if !got.Anchor.Equal(tt.want.Anchor) || !got.Due.Equal(tt.want.Due) || got.Missed != tt.want.Missed ||
-				got.Why != tt.want.Why || len(got.Runs) != len(tt.want.Runs) {
+				got.Why != tt.want.Why || got.Ahead != tt.want.Ahead || len(got.Runs) != len(tt.want.Runs) {
 				t.Fatalf("PlanStart =\n %+v\nwant\n %+v", got, tt.want)
 			}
 			for i := range got.Runs {

@@ -266,3 +266,10 @@ func suspended() time.Duration {
 		}
 	}
 }
+
+// clockStepMin is the smallest change of the wall clock against the
+// monotonic one (Clock.Offset), or of the time suspended, that the loop
+// takes for a step or a suspend. Linux slews both clocks alike, so their
+// difference moves only when the clock is set or the system resumes; a
+// reading's error is well under a microsecond.
+const clockStepMin = time.Millisecond

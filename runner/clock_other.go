@@ -125,3 +125,9 @@ const earlyWake = 0
 
 // sleepUntil sleeps until t; with earlyWake 0 it is not called before t.
 func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }
+
+// clockStepMin is the smallest change of the wall clock against the
+// monotonic one (Clock.Offset) that the loop takes for a step: here NTP
+// slews the wall clock alone, and the two drift apart slowly (see
+// stepTolerance).
+const clockStepMin = stepTolerance

@@ -108,12 +108,27 @@ type loop struct {
 	// slots is the schedule: the calendar, or the grid on anchor.
 	slots  schedule.Schedule
 	anchor time.Time
-	// base is one reading of both clocks, to carry wall-clock times from the
-	// record onto the monotonic clock; suspended is Clock.Suspended then. A
-	// suspend since puts the wall clock ahead of the monotonic one, and base
-	// is read again.
-	base      time.Time
-	suspended time.Duration
+	// The loop's times are on a timeline of its own (see now): for a grid,
+	// the wall clock less shift, the steps of the wall clock seen since the
+	// start (so that a step moves no slot, and a suspend passes slots); for
+	// a calendar, the wall clock itself (shift stays 0). The times it
+	// records and passes on (labels) are the wall clock's: its times plus
+	// shift. offset and suspended are Clock.Offset and Clock.Suspended as
+	// last taken into account.
+	shift, offset, suspended time.Duration
+	// seen counts the suspends and the steps of the wall clock seen, and
+	// mark their counts when the slot at hand began: what passed since.
+	seen, mark clockEvents
+	// stale is how far rec's times were moved with the wall clock (a step,
+	// for a grid) since rec was what the store holds: a store that still
+	// holds it before the move holds this process's own record.
+	stale time.Duration
+	// left is the anchor of the grid of a record from the future, which
+	// the start left for a grid of its own: not another instance's to join.
+	left time.Time
+	// lateSkips counts the slots a late wake-up skipped, booked in the
+	// record with the next run's start.
+	lateSkips int
 	// rec is the job's record: as loaded from the store under the lock, or,
 	// without a store, this process's own.
 	rec state.Record
@@ -151,7 +166,7 @@ func Loop(ctx context.Context, cfg Config) Exit {
 	if cfg.Clock == nil {
 		cfg.Clock = systemClock{}
 	}
-	l := &loop{cfg: cfg, log: cfg.Logger, base: cfg.Clock.Now(), suspended: cfg.Clock.Suspended()}
+	l := &loop{cfg: cfg, log: cfg.Logger, offset: cfg.Clock.Offset(), suspended: cfg.Clock.Suspended()}
 	queue, due, stop := l.begin(ctx)
 	if stop != nil {
 		return Exit{Reason: Stopped, Signal: stop}
@@ -194,7 +209,7 @@ func Loop(ctx context.Context, cfg Config) Exit {
 }
 
 // begin reads the record and plans the start: the slots to catch up at once,
-// and the first slot to wait for, on the monotonic clock.
+// and the first slot to wait for, on the loop's timeline.
 func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, stop os.Signal) {
 	var rec *state.Record
 	if l.cfg.Store != nil {
@@ -210,7 +225,7 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, sto
 	}
 	interrupted := rec != nil && rec.Running && !l.holderAlive(rec, false)
 	plan := PlanStart(StartInput{Record: rec, Schedule: l.cfg.Schedule, Interval: l.cfg.Interval, Calendar: l.cfg.Calendar,
-		Now: l.base.Round(0), Delay: l.cfg.Delay, Policy: l.cfg.CatchUp, Max: l.cfg.CatchUpMax, Interrupted: interrupted})
+		Now: l.now(), Delay: l.cfg.Delay, Policy: l.cfg.CatchUp, Max: l.cfg.CatchUpMax, Interrupted: interrupted})
 	if rec != nil {
 		l.rec = *rec
 	}
@@ -222,23 +237,29 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, sto
 	switch {
 	case plan.Missed > 0:
 		l.log.Info("slots missed while not running", "event", "catch_up", "missed", plan.Missed, "policy", policy, "runs", len(plan.Runs), "interrupted", interrupted)
-	case plan.Why == ScheduleChanged || plan.Why == ClockMovedBack:
+	case plan.Why == ClockMovedBack:
+		// SPEC 9: a clock set back is not corruption. The record is kept,
+		// its slot counts as run, and the grid starts again from now.
+		l.left = rec.Anchor
+		l.log.Warn("clock moved back: the state's times lie ahead of the wall clock, starting on a new grid", "event", "catch_up",
+			"missed", 0, "policy", policy, "reason", plan.Why.String(), "step", (-plan.Ahead).String(),
+			"state_time", rec.Latest().UTC(), "next", plan.Due.UTC())
+	case plan.Why == ScheduleChanged:
 		l.log.Info(plan.Why.String()+", starting on a new grid", "event", "catch_up", "missed", 0, "policy", policy, "reason", plan.Why.String())
 	}
-	for _, t := range plan.Runs {
-		queue = append(queue, l.onClock(t))
-	}
-	return queue, l.onClock(plan.Due), nil
+	l.mark = l.seen
+	return plan.Runs, plan.Due, nil
 }
 
 // idle waits for slot due (plus jitter) or for SIGUSR1, and returns the slots
-// to run: due; or, when a step of the wall clock or a suspend passed more
-// slots than due, those --catch-up picks of them (none: it waits on); or now,
-// asked for by hand. A stop signal ends the wait at once.
+// to run: due; or, when a suspend or a step of a calendar's wall clock passed
+// more slots than due, those --catch-up picks of them (none: it waits on);
+// or, after a wake-up that came late past them, the latest (see late); or
+// now, asked for by hand. A stop signal ends the wait at once.
 func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manual bool, stop os.Signal) {
 	if l.runAsked {
 		l.runAsked = false
-		return []time.Time{l.cfg.Clock.Now()}, true, nil
+		return []time.Time{l.now()}, true, nil
 	}
 	var jitter time.Duration
 	if l.cfg.Jitter > 0 {
@@ -246,27 +267,33 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 	}
 	early := l.earlyWake()
 	for {
-		due, _ = l.resumed(due)
 		wake := due.Add(jitter)
-		if l.cfg.Release != nil && wake.Sub(l.cfg.Clock.Now()) >= l.cfg.ReleaseAfter {
+		if l.cfg.Release != nil && wake.Sub(l.now()) >= l.cfg.ReleaseAfter {
 			l.cfg.Release()
 		}
 		fired, disarm := l.arm(wake.Add(-early))
 		select {
 		case set := <-fired:
 			disarm()
-			var slept bool
-			due, slept = l.resumed(due)
-			now := l.cfg.Clock.Now()
+			now := l.now()
 			if cur := l.slots.Prev(now.Add(-jitter)); cur.After(due) {
 				// More than the slot due passed while the wait could not see
 				// it: a suspend (a wall-clock wait hears of a resume as of a
-				// clock set), or the wall clock set forward.
-				why := "clock"
-				if slept || !set {
-					why = "suspend"
+				// clock set), the wall clock set forward past a calendar's
+				// slots, or a wake-up late (every was stopped, SIGSTOP, or
+				// starved of the processor): CLOCK_BOOTTIME less
+				// CLOCK_MONOTONIC grows only in a suspend.
+				since := l.seen.since(l.mark)
+				l.mark = l.seen
+				switch {
+				case since.suspends > 0:
+					slots, due = l.passed(due, cur, now, "suspend")
+				case set || since.steps > 0:
+					slots, due = l.passed(due, cur, now, "clock")
+				default:
+					return l.late(due, cur), false, nil
 				}
-				if slots, due = l.passed(due, cur, now, why); len(slots) > 0 {
+				if len(slots) > 0 {
 					return slots, false, nil
 				}
 				continue
@@ -280,7 +307,7 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 				// deaf to them until the slot.
 				continue
 			}
-			l.cfg.SleepUntil(wake)
+			l.cfg.SleepUntil(l.onClock(wake))
 			return []time.Time{due}, false, nil
 		case <-ctx.Done():
 			disarm()
@@ -292,11 +319,25 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 				l.logStop(sig, false)
 				return nil, false, sig
 			case sig == syscall.SIGUSR1:
-				return []time.Time{l.cfg.Clock.Now()}, true, nil
+				return []time.Time{l.now()}, true, nil
 			}
 			// SIGHUP and SIGUSR2 have no child to go to while idle.
 		}
 	}
+}
+
+// late returns the slot to run after a wake-up that came late, past the
+// slot due and more (every was stopped by SIGSTOP, or starved): the latest
+// slot, cur, at once, as a wake-up late for one slot runs it; the ones from
+// due to cur are skipped, as a run's overrun skips them. Not a suspend: no
+// time passed that every could not count.
+func (l *loop) late(due, cur time.Time) []time.Time {
+	skipped := schedule.Count(l.slots, due, cur, maxCount)
+	l.lateSkips += int(skipped)
+	l.repeated(&l.outages.overrun, "late", int(skipped), slog.LevelWarn, "woke up late (stopped or starved), skipping the slots that passed",
+		"event", "skip", "reason", "overrun", "late_ms", l.now().Sub(due).Milliseconds(), "next", l.label(cur).UTC())
+	l.skipped("overrun", int(skipped), cur)
+	return []time.Time{cur}
 }
 
 // earlyWake is how long before a slot the loop's wake-up is armed, for
@@ -318,28 +359,7 @@ func (l *loop) arm(at time.Time) (<-chan bool, func()) {
 	if l.cfg.Calendar != nil {
 		return l.cfg.Clock.Wall(at)
 	}
-	return l.cfg.Clock.Boot(at.Sub(l.cfg.Clock.Now()))
-}
-
-// resumed reports whether the system was suspended since it last looked, and
-// keeps a grid on the wall clock through it, returning slot due kept with it.
-// The monotonic clock stands still in a suspend while the wall clock goes on:
-// both are read afresh, and the grid's wall-clock times carried onto the
-// monotonic clock again, so that its slots stay where they were on the wall
-// clock (and EVERY_SLOT tells the truth), and the waits for them are shorter
-// by the time slept. A calendar schedule is on the wall clock already.
-func (l *loop) resumed(due time.Time) (time.Time, bool) {
-	s := l.cfg.Clock.Suspended()
-	if s == l.suspended {
-		return due, false
-	}
-	l.suspended = s
-	if l.cfg.Calendar != nil {
-		return due, true
-	}
-	l.base = l.cfg.Clock.Now()
-	l.setGrid(l.anchor.Round(0))
-	return l.mono(due.Round(0)), true
+	return l.cfg.Clock.Boot(at.Sub(l.now()))
 }
 
 // passed returns the slots to run when slots from due up to cur passed while
@@ -353,31 +373,92 @@ func (l *loop) passed(due, cur, now time.Time, why string) (runs []time.Time, ne
 	return runs, l.slots.Next(now)
 }
 
-// setGrid puts the schedule on the anchor, carried onto the monotonic
-// clock. A calendar schedule has no anchor of its own: it is recorded, only.
+// setGrid puts the schedule on the anchor, a time on the loop's timeline. A
+// calendar schedule has no anchor of its own: it is recorded, only.
 func (l *loop) setGrid(anchor time.Time) {
-	l.anchor = l.mono(anchor)
+	l.anchor = anchor
 	l.slots = l.cfg.Calendar
 	if l.cfg.Calendar == nil {
 		l.slots = schedule.Grid{Anchor: l.anchor, Interval: l.cfg.Interval}
 	}
 }
 
-// onClock puts a slot on the clock its schedule is read on: a grid's slot on
-// this process's monotonic clock, a calendar's on the wall clock alone, as
-// Calendar.Next gives its later slots. (A first calendar slot that kept a
-// monotonic reading would be compared on the monotonic clock after a wall
-// clock step, and waited for by as much as the step.)
-func (l *loop) onClock(t time.Time) time.Time {
-	if l.cfg.Calendar != nil {
-		return t.Round(0)
+// now reads the clock, onto the loop's timeline: for a grid, the wall clock
+// less the steps seen since the start. It looks for a step or a suspend
+// first (see observe), and reads again after a step, which the reading may
+// straddle.
+func (l *loop) now() time.Time {
+	t := l.cfg.Clock.Now()
+	if l.observe() {
+		t = l.cfg.Clock.Now()
 	}
-	return l.mono(t)
+	return t.Round(0).Add(-l.shift)
 }
 
-// mono carries a wall-clock time onto this process's monotonic clock.
-func (l *loop) mono(t time.Time) time.Time {
-	return l.base.Add(t.Sub(l.base.Round(0)))
+// label returns the wall-clock time of t, a time on the loop's timeline: as
+// it is recorded, logged and passed on (EVERY_SLOT).
+func (l *loop) label(t time.Time) time.Time { return t.Add(l.shift) }
+
+// unlabel returns a wall-clock time of a record on the loop's timeline.
+func (l *loop) unlabel(t time.Time) time.Time { return t.Add(-l.shift) }
+
+// labelled returns the schedule as the records see it: on wall-clock times.
+func (l *loop) labelled() schedule.Schedule {
+	if l.cfg.Calendar != nil {
+		return l.cfg.Calendar
+	}
+	return schedule.Grid{Anchor: l.label(l.anchor), Interval: l.cfg.Interval}
+}
+
+// onClock returns t, a time on the loop's timeline, as a time of the Clock,
+// for SleepUntil: the Clock's reading now plus the time until t (which keeps
+// the monotonic reading of the system's clock).
+func (l *loop) onClock(t time.Time) time.Time {
+	return l.cfg.Clock.Now().Add(t.Sub(l.now()))
+}
+
+// clockEvents counts the suspends and the steps of the wall clock the loop
+// has seen.
+type clockEvents struct{ suspends, steps int }
+
+// since returns the events seen since mark.
+func (e clockEvents) since(mark clockEvents) clockEvents {
+	return clockEvents{e.suspends - mark.suspends, e.steps - mark.steps}
+}
+
+// observe looks at the Clock for a suspend (Suspended grew) or a step of the
+// wall clock (Offset moved by more than a suspend explains), and reports a
+// step. A step keeps a grid where it was on the monotonic clock: the loop's
+// timeline moves with it (shift), and so do its records, its own history
+// included, so that none looks from the future, or stale, for the step. It
+// is logged, and summarised when it repeats. A calendar schedule follows
+// the wall clock instead (its wait hears of the step).
+func (l *loop) observe() (stepped bool) {
+	off, s := l.cfg.Clock.Offset(), l.cfg.Clock.Suspended()
+	slept := s - l.suspended
+	if slept >= clockStepMin {
+		l.suspended, l.offset = s, l.offset+slept
+		l.seen.suspends++
+	}
+	step := off - l.offset
+	if step < clockStepMin && step > -clockStepMin {
+		return false
+	}
+	l.offset = off
+	l.seen.steps++
+	msg, detail := "wall clock set forward", "slots follow it; the ones it skipped follow --catch-up"
+	if step < 0 {
+		msg, detail = "wall clock set back", "slots follow it; none that ran runs again"
+	}
+	if l.cfg.Calendar == nil {
+		l.shift += step
+		l.rec = restamp(l.rec, step)
+		l.stale += step
+		detail = "the grid keeps its pace on the monotonic clock; the slot times recorded and passed on follow the wall clock"
+	}
+	l.repeated(&l.outages.clock, "step", 1, slog.LevelWarn, msg, "event", "catch_up", "reason", "clock", "missed", 0,
+		"step", step.String(), "detail", detail)
+	return true
 }
 
 // pending takes a stop signal that came between two catch-up runs.

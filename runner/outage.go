@@ -65,7 +65,7 @@ func (o *outage) end() (total, unshown int, since time.Time, ok bool) {
 
 // outages are the repeated errors a loop keeps track of.
 type outages struct {
-	store, lockErr, stateRead, stateWrite, locked, overrun, failing outage
+	store, lockErr, stateRead, stateWrite, locked, overrun, failing, clock, corrupt outage
 }
 
 // repeated logs n occurrences of a repeated error: at level when it starts,

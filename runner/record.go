@@ -28,7 +28,7 @@ func markStart(r state.Record, s runStart) state.Record {
 	r.Version, r.Name, r.Command, r.Schedule = state.Version, s.Name, s.Command, s.Schedule
 	r.Anchor, r.LastSlot, r.LastRun = s.Anchor.Round(0), s.Slot.Round(0), s.At.Round(0)
 	r.Running, r.Host, r.PID = true, s.Host, s.PID
-	r.Runs++
+	r.Runs = state.AddCount(r.Runs, 1)
 	return r
 }
 
@@ -41,8 +41,8 @@ func markEnd(r state.Record, res Result, attempts int, end time.Time) state.Reco
 		r.ConsecutiveFailures = 0
 		r.LastSuccess = r.LastRun
 	} else {
-		r.ConsecutiveFailures++
-		r.Failures++
+		r.ConsecutiveFailures = state.AddCount(r.ConsecutiveFailures, 1)
+		r.Failures = state.AddCount(r.Failures, 1)
 	}
 	return r
 }
@@ -51,7 +51,18 @@ func markEnd(r state.Record, res Result, attempts int, end time.Time) state.Reco
 // booked as interrupted.
 func markInterrupted(r state.Record) state.Record {
 	r.LastResult = string(Interrupted)
-	r.ConsecutiveFailures++
-	r.Failures++
+	r.ConsecutiveFailures = state.AddCount(r.ConsecutiveFailures, 1)
+	r.Failures = state.AddCount(r.Failures, 1)
+	return r
+}
+
+// restamp returns the record with its times moved by d: its history, told on
+// the wall clock after a step of d, as the loop's own times are.
+func restamp(r state.Record, d time.Duration) state.Record {
+	for _, t := range []*time.Time{&r.Anchor, &r.LastSlot, &r.LastRun, &r.LastEnd, &r.LastSuccess} {
+		if !t.IsZero() {
+			*t = t.Add(d)
+		}
+	}
 	return r
 }

@@ -46,6 +46,7 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	if !manual {
 		out.next = l.slots.Next(slot)
 	}
+	l.mark = l.seen
 	now, start := l.startFirst(slot, manual)
 	lease, started, stop, err := l.lock(ctx, start)
 	if stop == nil && err != nil {
@@ -66,7 +67,7 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 		// store's, and reconcile would have found nothing to change.
 		l.rec = *start
 	} else {
-		now = l.cfg.Clock.Now()
+		now = l.now()
 		if l.cfg.Store != nil {
 			var skip bool
 			if slot, skip = l.reconcile(ctx, slot, manual, now, &out); skip {
@@ -98,8 +99,8 @@ func (l *loop) startFirst(slot time.Time, manual bool) (now time.Time, start *st
 		any(l.cfg.Store) != any(l.cfg.Lock) {
 		return now, nil
 	}
-	now, rec := l.cfg.Clock.Now(), l.rec
-	if rec.Running || rec.Schedule != l.cfg.Schedule || l.otherGrid(&rec) || Done(&rec, false, slot.Round(0), now.Round(0), l.slots) {
+	now, rec := l.now(), l.rec
+	if rec.Running || rec.Schedule != l.cfg.Schedule || l.otherGrid(&rec) || Done(&rec, false, l.label(slot), l.label(now), l.labelled()) {
 		return now, nil
 	}
 	s := l.booked(slot, now, false)
@@ -109,7 +110,7 @@ func (l *loop) startFirst(slot time.Time, manual bool) (now time.Time, start *st
 // otherGrid reports whether rec, of this schedule, is on another grid than
 // the loop's: another instance's, for the loop to join.
 func (l *loop) otherGrid(rec *state.Record) bool {
-	return l.cfg.Calendar == nil && !rec.Anchor.Equal(l.anchor.Round(0))
+	return l.cfg.Calendar == nil && !rec.Anchor.Equal(l.label(l.anchor))
 }
 
 // booked returns the loop's record with the start of the run of slot
@@ -118,8 +119,10 @@ func (l *loop) booked(slot, now time.Time, manual bool) state.Record {
 	if manual {
 		slot = l.slots.Prev(now)
 	}
-	return markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule,
-		Anchor: l.anchor, Slot: slot, At: now, Host: l.cfg.Host, PID: l.cfg.PID})
+	r := markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule,
+		Anchor: l.label(l.anchor), Slot: l.label(slot), At: l.label(now), Host: l.cfg.Host, PID: l.cfg.PID})
+	r.Skipped = state.AddCount(r.Skipped, l.lateSkips)
+	return r
 }
 
 // run runs the slot's command, under the lock, and books it in the record:
@@ -133,16 +136,17 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 	if !written {
 		l.rec = l.booked(slot, now, manual)
 	}
+	l.lateSkips = 0 // booked, with the start written by the lock or here
 	started, startErr := l.saveStart(ctx, written)
 	l.tail = nil
 	if l.cfg.QuietSuccess || l.cfg.Hooks.any() || l.cfg.Observer != nil && l.cfg.Observer.WantsOutput() {
 		l.tail = NewTail(l.cfg.OutputTail)
 	}
 	if o := l.cfg.Observer; o != nil {
-		o.Started(Run{Slot: slot, Start: now, Late: now.Sub(slot), Record: l.rec, Next: out.next})
+		o.Started(Run{Slot: l.label(slot), Start: l.label(now), Late: now.Sub(slot), Record: l.rec, Next: l.label(out.next)})
 	}
 	res, attempts, stop := l.attempts(ctx, slot, lease)
-	end := l.cfg.Clock.Now()
+	end := l.now()
 	l.ran++
 	out.ran, out.res, out.stop = true, res, stop
 	// The end must replace the start, never the other way round: if the start
@@ -155,7 +159,7 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 	}
 	out.next = l.overran(out.next, end, catchingUp)
 	failedBefore := l.rec.ConsecutiveFailures
-	l.rec = markEnd(l.rec, res, attempts, end)
+	l.rec = markEnd(l.rec, res, attempts, l.label(end))
 	if res.Outcome == Success {
 		l.failures = 0
 	} else {
@@ -183,8 +187,8 @@ func (l *loop) told(slot, start, end time.Time, res Result, attempts int, lease 
 		l.tail.Replay(os.Stdout, os.Stderr)
 	}
 	if o := l.cfg.Observer; o != nil {
-		o.Finished(Run{Slot: slot, Start: start, Late: start.Sub(slot), End: end, Result: res, Attempts: attempts,
-			Record: l.rec, Next: out.next, Output: output, Dropped: dropped})
+		o.Finished(Run{Slot: l.label(slot), Start: l.label(start), Late: start.Sub(slot), End: l.label(end), Result: res, Attempts: attempts,
+			Record: l.rec, Next: l.label(out.next), Output: output, Dropped: dropped})
 	}
 	if l.cfg.Hooks.any() {
 		out.hooks = &hookRun{env: l.env(slot, attempts, lease.Token()), res: res, attempts: attempts, duration: end.Sub(start),
@@ -240,7 +244,7 @@ func (l *loop) lockFailed(err error) (reason string) {
 // skipped tells the observer of skipped slots.
 func (l *loop) skipped(reason string, count int, next time.Time) {
 	if o := l.cfg.Observer; o != nil {
-		o.Skipped(reason, count, next)
+		o.Skipped(reason, count, l.label(next))
 	}
 }
 
@@ -272,31 +276,37 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 	if rec == nil {
 		return slot, false
 	}
-	if l.unsaved && (rec.Runs < l.rec.Runs || l.ownStart(rec)) {
+	own := l.unsaved && (rec.Runs < l.rec.Runs || l.ownStart(rec)) || l.ownStale(rec)
+	if own {
 		// This instance's own record is newer: the write that would have
-		// stored it failed. It goes on counting from its own.
-		own := l.rec
-		rec = &own
+		// stored it failed, or it was moved with a step of the wall clock
+		// since. It goes on counting from its own.
+		mine := l.rec
+		rec = &mine
 	}
 	interrupted := rec.Running && !l.holderAlive(rec, l.cfg.Lock != nil)
 	if rec.Schedule == l.cfg.Schedule {
-		if l.otherGrid(rec) {
-			// Another instance runs this job on its own grid: join it.
-			l.setGrid(rec.Anchor)
+		if l.otherGrid(rec) && !rec.Latest().After(l.label(now)) && !rec.Anchor.Equal(l.left) {
+			// Another instance runs this job on its own grid: join it. (Not
+			// the grid of a record from the future, the clock set back
+			// since, which this loop left for its own.)
+			l.setGrid(l.unlabel(rec.Anchor))
 			if !manual {
 				slot = l.slots.Prev(now)
 				out.next = l.slots.Next(slot)
 			}
 		}
-		if !manual && Done(rec, interrupted, slot.Round(0), now.Round(0), l.slots) {
-			l.log.Debug("slot already run", "event", "skip", "reason", "done", "count", 1, "slot", slot.Round(0).UTC())
+		if !manual && Done(rec, interrupted, l.label(slot), l.label(now), l.labelled()) {
+			l.log.Debug("slot already run", "event", "skip", "reason", "done", "count", 1, "slot", l.label(slot).UTC())
 			l.rec = *rec
 			out.next = l.notPast(out.next)
 			l.skipped("done", 1, out.next)
 			return slot, true
 		}
 	}
-	l.rec = *rec
+	if !own {
+		l.rec, l.stale = *rec, 0
+	}
 	if interrupted {
 		// Its end was never written: it counts as interrupted.
 		l.rec = markInterrupted(l.rec)
@@ -309,23 +319,41 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 // running on record, by this host and pid. Its end is not lost: the run
 // is not taken for one cut short.
 func (l *loop) ownStart(rec *state.Record) bool {
-	return rec.Running && !l.rec.Running && rec.Runs == l.rec.Runs && rec.LastSlot.Equal(l.rec.LastSlot) &&
+	return rec.Running && !l.rec.Running && rec.Runs == l.rec.Runs && rec.LastSlot.Equal(l.rec.LastSlot.Add(-l.stale)) &&
 		rec.Host == l.cfg.Host && rec.PID == l.cfg.PID
+}
+
+// ownStale reports whether rec is this instance's record as it was before
+// a step of the wall clock moved it (stale): the store holds what this
+// instance wrote or read last, on the clock before the step.
+func (l *loop) ownStale(rec *state.Record) bool {
+	if l.stale == 0 {
+		return false
+	}
+	was := restamp(l.rec, -l.stale)
+	return rec.Runs == was.Runs && rec.Running == was.Running && rec.Anchor.Equal(was.Anchor) && rec.LastSlot.Equal(was.LastSlot) &&
+		rec.LastEnd.Equal(was.LastEnd)
 }
 
 // overran returns the slot to wait for after a run that ended at end: next,
 // or, if the run went past it, the first slot after end, the ones between
 // skipped and logged. Catch-up runs that follow one another overrun nothing.
 func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
+	if since := l.seen.since(l.mark); since.suspends > 0 || since.steps > 0 && l.cfg.Calendar != nil {
+		// Slots passed in a suspend, or the wall clock set past a calendar's
+		// slots, during the run: missed, not overrun; the wait that follows
+		// sees them passed, and --catch-up picks.
+		return next
+	}
 	if catchingUp || !next.Before(end) {
 		l.ended(&l.outages.overrun, false, "runs fit their slots again", "event", "skip", "reason", "overrun")
 		return next
 	}
 	after := l.slots.Next(end)
 	skipped := schedule.Count(l.slots, next, after, maxCount)
-	l.rec.Skipped += int(skipped)
+	l.rec.Skipped = state.AddCount(l.rec.Skipped, int(skipped))
 	l.repeated(&l.outages.overrun, "overrun", int(skipped), slog.LevelWarn, "run overran its slots", "event", "skip", "reason", "overrun",
-		"next", after.Round(0).UTC())
+		"next", l.label(after).UTC())
 	l.skipped("overrun", int(skipped), after)
 	return after
 }
@@ -359,7 +387,7 @@ func (l *loop) logFinish(res Result, attempts int, d time.Duration) {
 // notPast returns next, or the first slot after now if next has passed: a
 // skipped slot never makes the loop run late.
 func (l *loop) notPast(next time.Time) time.Time {
-	if now := l.cfg.Clock.Now(); next.Before(now) {
+	if now := l.now(); next.Before(now) {
 		return l.slots.Next(now)
 	}
 	return next

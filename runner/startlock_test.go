@@ -363,5 +363,6 @@ type fixedClock struct{ now time.Time }
 
 func (c fixedClock) Now() time.Time                         { return c.now }
 func (fixedClock) Suspended() time.Duration                 { return 0 }
+func (fixedClock) Offset() time.Duration                    { return 0 }
 func (fixedClock) Wall(time.Time) (<-chan bool, func())     { return nil, func() {} }
 func (fixedClock) Boot(time.Duration) (<-chan bool, func()) { return nil, func() {} }

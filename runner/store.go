@@ -166,8 +166,12 @@ func (l *loop) load(ctx context.Context) (*state.Record, os.Signal, error) {
 	}
 	var corrupt *state.CorruptError
 	if errors.As(err, &corrupt) {
-		l.log.Warn("state cannot be used, starting fresh", "event", "state_error", "state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Err.Error())
+		l.repeated(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, starting fresh", "event", "state_error",
+			"state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Err.Error())
 		return nil, nil, nil
+	}
+	if err == nil && rec != nil {
+		l.ended(&l.outages.corrupt, false, "state usable again", "event", "state_error", "state", l.cfg.Store.Where())
 	}
 	return rec, nil, err
 }
@@ -187,6 +191,9 @@ func (l *loop) save(ctx context.Context, rec state.Record, stopping bool) os.Sig
 		err = errAbandoned
 	}
 	l.saved(err)
+	if err == nil {
+		l.stale = 0 // rec was the loop's record as it is, steps and all
+	}
 	return stop
 }
 

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"math"
 	"runtime"
 	"time"
 )
@@ -17,6 +18,11 @@ type Clock interface {
 	Boot(d time.Duration) (c <-chan bool, stop func())
 	// Suspended returns the time the system has spent suspended since boot.
 	Suspended() time.Duration
+	// Offset returns how far the wall clock is ahead of the monotonic clock,
+	// from an origin of the Clock's own: it changes when the wall clock is
+	// set (stepped), and by the time slept at a resume from suspend (which
+	// Suspended tells apart), and with nothing else.
+	Offset() time.Duration
 }
 
 // systemClock is the system's clocks: timerfds on CLOCK_REALTIME (cancelled
@@ -47,6 +53,24 @@ func (systemClock) Precise() bool { return runtime.GOOS == "linux" }
 
 func (systemClock) Suspended() time.Duration { return suspended() }
 
+func (systemClock) Offset() time.Duration { return wallOffset() }
+
+// offsetOrigin is the origin of wallOffset's readings.
+var offsetOrigin = time.Now()
+
+// wallOffset returns how far the wall clock is ahead of the monotonic clock,
+// from offsetOrigin. Go reads the wall clock first, then the monotonic one:
+// a reading is a little low (by the time between the two reads, which a
+// preemption can make long), so the highest of three is taken.
+func wallOffset() time.Duration {
+	best := time.Duration(math.MinInt64)
+	for range 3 {
+		now := time.Now()
+		best = max(best, now.Round(0).Sub(offsetOrigin.Round(0))-now.Sub(offsetOrigin))
+	}
+	return best
+}
+
 // goClock waits on Go timers: the monotonic clock, which stands still in a
 // suspend and does not see the wall clock set. Tests on a fake clock use it.
 type goClock struct{}
@@ -62,3 +86,5 @@ func (goClock) Boot(d time.Duration) (<-chan bool, func()) {
 func (goClock) Now() time.Time { return time.Now() }
 
 func (goClock) Suspended() time.Duration { return 0 }
+
+func (goClock) Offset() time.Duration { return 0 }

@@ -57,8 +57,8 @@ func recordSeeds() []string {
 
 // FuzzDecode checks Decode and Sane on any bytes and clock: no panic; what
 // Decode accepts has the right version, an anchor, counters in range and no
-// time before 1970; what Sane accepts also has no time beyond now, one
-// period and Skew, and survives Encode and Decode unchanged.
+// time before 1970, is Sane at any clock, and survives Encode and Decode
+// unchanged.
 func FuzzDecode(f *testing.F) {
 	for _, s := range recordSeeds() {
 		for _, period := range []int64{0, -1, int64(time.Hour), math.MaxInt64} {
@@ -78,27 +78,14 @@ func FuzzDecode(f *testing.F) {
 		}
 		checkDecoded(t, r)
 
+		// Whatever the clock and the period, a record Decode accepts is
+		// Sane: one from the future included (SPEC 9).
 		now, period := time.Unix(0, nowNanos), time.Duration(periodNanos)
 		if err := r.Sane(now, period); err != nil {
-			return
-		}
-		checkSane(t, r, now, period)
-		// A later clock and a longer period trust it too.
-		if later := now.Add(time.Hour); later.After(now) {
-			if err := r.Sane(later, period); err != nil {
-				t.Fatalf("Sane at %v, not an hour later: %v", now, err)
-			}
-		}
-		if period > 0 && period < math.MaxInt64-time.Hour {
-			if err := r.Sane(now, period+time.Hour); err != nil {
-				t.Fatalf("Sane with period %v, not with %v: %v", period, period+time.Hour, err)
-			}
+			t.Fatalf("Decode accepted a record Sane refuses at %v, period %v: %v", now, period, err)
 		}
 
 		// Save and Load bring it back unchanged, and saving again writes the same.
-		if r.Anchor.UTC().Year() > 9999 {
-			return // only a clock set after 9999 accepts it; JSON cannot write it
-		}
 		enc, err := Encode(r)
 		if err != nil {
 			t.Fatalf("Encode of a sane record: %v", err)
@@ -141,26 +128,8 @@ func checkDecoded(t *testing.T, r *Record) {
 		t.Fatalf("Decode accepted pid %d", r.PID)
 	}
 	for _, at := range []time.Time{r.Anchor, r.LastSlot, r.LastRun, r.LastEnd, r.LastSuccess} {
-		if !at.IsZero() && at.Unix() < 0 {
-			t.Fatalf("Decode accepted a time before 1970: %v", at)
-		}
-	}
-}
-
-// checkSane checks what Sane promises of a record it accepts.
-func checkSane(t *testing.T, r *Record, now time.Time, period time.Duration) {
-	t.Helper()
-	if period <= 0 {
-		period = UnknownPeriod
-	}
-	if period > 100*365*24*time.Hour {
-		return // no time a record can hold is that far out of reach
-	}
-	for _, at := range []time.Time{r.Anchor, r.LastSlot, r.LastRun, r.LastEnd, r.LastSuccess} {
-		// Compared in whole seconds as well, so that a sum that wraps shows.
-		ahead := at.Sub(now)
-		if !at.IsZero() && (ahead > period+Skew || at.Unix()-now.Unix() > int64((period+Skew)/time.Second)+1) {
-			t.Fatalf("Sane accepted %v, %v after now %v; period %v", at, ahead, now, period)
+		if !at.IsZero() && (at.Unix() < 0 || at.UTC().Year() > 9999) {
+			t.Fatalf("Decode accepted a time before 1970 or after 9999: %v", at)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,7 +27,7 @@ type Redis struct {
 func (r Redis) Where() string { return r.Server + " key " + r.Key }
 
 // Load reads the record. One that cannot be parsed, or is not Sane, is
-// renamed to <key>.corrupt-<unix seconds>.
+// renamed to <key>.corrupt-<unix seconds> (see setAside).
 func (r Redis) Load(ctx context.Context) (*Record, error) {
 	// At most MaxSize+1 bytes, as for a file: a huge value is corrupt, and
 	// is never read whole. A missing key reads as "": no record.
@@ -55,11 +56,79 @@ func (r Redis) Parse(ctx context.Context, b []byte) (*Record, error) {
 	if err == nil {
 		return rec, nil
 	}
-	moved := r.Key + ".corrupt-" + strconv.FormatInt(time.Now().Unix(), 10)
-	if rerr := r.Client.Rename(ctx, r.Key, moved).Err(); rerr != nil {
+	moved, rerr := r.setAside(ctx, time.Now())
+	if rerr != nil {
 		return nil, fmt.Errorf("state %s cannot be parsed (%v) nor set aside: %w", r.Where(), err, rerr)
 	}
 	return nil, &CorruptError{Where: r.Where(), MovedTo: moved, Err: err}
+}
+
+// setAside renames the key to a name of those set aside at now, as File
+// does: after any of that second already there, never over one (RENAMENX);
+// then it deletes the keys set aside but the keptAside newest.
+func (r Redis) setAside(ctx context.Context, now time.Time) (string, error) {
+	prefix := r.Key + ".corrupt-"
+	// A scan refused (an ACL without SCAN) or cut short costs the pruning
+	// only: the names are still never reused, by RENAMENX.
+	found, scanErr := r.aside(ctx, prefix)
+	sec := now.Unix()
+	n := 1
+	for _, a := range found {
+		if a.sec == sec {
+			n = max(n, a.n+1)
+		}
+	}
+	base := prefix + strconv.FormatInt(sec, 10)
+	for tries := 0; ; tries++ {
+		moved := base
+		if n > 1 {
+			moved += "-" + strconv.Itoa(n)
+		}
+		done, err := r.Client.RenameNX(ctx, r.Key, moved).Result()
+		switch {
+		case err != nil:
+			return "", err
+		case done && scanErr != nil:
+			return moved, nil
+		case done:
+			found = append(found, asideFile{moved, sec, n})
+			sortAside(found)
+			for _, a := range found[min(keptAside, len(found)):] {
+				_ = r.Client.Del(ctx, a.name).Err()
+			}
+			return moved, nil
+		case tries >= maxAsideTries:
+			return "", fmt.Errorf("no free name from %s on", moved)
+		}
+		n++
+	}
+}
+
+// aside lists the keys set aside (named prefix and an order, see
+// asideOrder), newest first. It scans the database: it runs only when a
+// record is set aside.
+func (r Redis) aside(ctx context.Context, prefix string) ([]asideFile, error) {
+	var found []asideFile
+	iter := r.Client.Scan(ctx, 0, globQuote(prefix)+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		if sec, n, ok := asideOrder(strings.TrimPrefix(iter.Val(), prefix)); ok {
+			found = append(found, asideFile{iter.Val(), sec, n})
+		}
+	}
+	sortAside(found)
+	return found, iter.Err()
+}
+
+// globQuote quotes the characters of s that a SCAN MATCH pattern reads.
+func globQuote(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[]\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // Save writes the record; a SET replaces the value whole.

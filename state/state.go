@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -98,47 +97,60 @@ const (
 	// MaxSize is the largest state file read; a larger one is corrupt. A
 	// record is a few hundred bytes.
 	MaxSize = 1 << 20
-	// MaxCount is the largest counter trusted: one more can still be added
-	// to it, and it survives JSON readers that hold numbers as float64.
-	MaxCount = 1 << 53
+	// MaxCount is the largest counter trusted, and the largest every writes:
+	// 2^53-1, the largest integer that a JSON reader holding numbers as
+	// float64 keeps exactly. every's counts stop there (AddCount) rather
+	// than write a record it would refuse to read back.
+	MaxCount = 1<<53 - 1
 	// maxPID is Linux's PID_MAX_LIMIT.
 	maxPID = 1 << 22
-	// Skew is how far ahead of this host's clock, beyond one period, a
-	// record's times may be: another host's clock, or this one's stepped
-	// back. Every time a record holds was this side of its writer's clock.
-	Skew = time.Minute
-	// UnknownPeriod stands for the period when Sane is not told it.
-	UnknownPeriod = 24 * time.Hour
 )
 
-// epoch is the earliest time a record may hold.
-var epoch = time.Unix(0, 0)
+// AddCount returns the counter n with d more counted, held within [0,
+// MaxCount]: a count that reached MaxCount stays there. (At a run a
+// millisecond, runs reach it in 285,000 years; only a record written by hand
+// starts near it.)
+func AddCount(n, d int) int {
+	switch {
+	case d <= 0:
+		return max(n+d, 0)
+	case n >= MaxCount-d:
+		return MaxCount
+	}
+	return n + d
+}
+
+// epoch and lastWritable bound the times a record may hold: RFC 3339 in UTC,
+// as Encode writes them, has four digits for the year.
+var (
+	epoch        = time.Unix(0, 0)
+	lastWritable = time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
+)
 
 // Sane reports why the record cannot be trusted, or nil: a counter that is
-// negative or over MaxCount, a pid out of range, a time before 1970, or a
-// time later than now plus one period of the job's schedule (plus Skew). A
-// period <= 0 means it is not known: UnknownPeriod stands for it. Stores call
-// it on Load (File with its Period); a caller that knows the schedule calls
-// it again with its period.
-func (r *Record) Sane(now time.Time, period time.Duration) error {
-	if err := r.sane(); err != nil {
-		return err
-	}
-	if period <= 0 {
-		period = UnknownPeriod
-	}
-	ahead := time.Duration(math.MaxInt64) // saturated, for a period near the largest
-	if period < ahead-Skew {
-		ahead = period + Skew
-	}
-	limit := now.Add(ahead)
+// negative or over MaxCount, a pid out of range, or a time before 1970 or
+// after 9999 (in UTC, which Encode could not write back).
+//
+// A time after now is not a reason (SPEC section 9, "a clock set back is not
+// corruption"): the wall clock was set back since it was written, or its
+// writer's clock runs ahead. The record keeps its counters and history, and
+// the runner starts a new grid from now (see Latest); every status shows
+// it. The clock's reading and the schedule's period that callers pass are
+// what they know of the record's context; no check needs them since.
+func (r *Record) Sane(_ time.Time, _ time.Duration) error {
+	return r.sane()
+}
+
+// Latest returns the latest time the record holds, zero if none: later than
+// now, it says the record comes from the future of this host's clock.
+func (r *Record) Latest() time.Time {
+	var latest time.Time
 	for _, t := range r.times() {
-		if t.at.After(limit) {
-			return fmt.Errorf("%s %s is later than now (%s) plus one period (%v) and %v", t.name,
-				t.at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339), period, Skew)
+		if t.at.After(latest) {
+			latest = t.at
 		}
 	}
-	return nil
+	return latest
 }
 
 // sane is what Sane checks without a clock or a period.
@@ -158,8 +170,12 @@ func (r *Record) sane() error {
 		return fmt.Errorf("pid %d is out of range [0, %d]", r.PID, maxPID)
 	}
 	for _, t := range r.times() {
-		if t.at.Before(epoch) {
+		switch {
+		case t.at.Before(epoch):
 			return fmt.Errorf("%s %s is before 1970", t.name, t.at.UTC().Format(time.RFC3339))
+		case t.at.After(lastWritable):
+			// Written with a zone offset, it reads; in UTC, it would not write.
+			return fmt.Errorf("%s %s is after the year 9999", t.name, t.at.Format(time.RFC3339))
 		}
 	}
 	return nil

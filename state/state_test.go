@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -335,22 +336,26 @@ func TestSane(t *testing.T) {
 		ok     bool
 	}{
 		{"as written", func(*Record) {}, period, true},
+		// A time ahead of now is a clock set back, or a writer's clock that
+		// runs ahead: not corruption (SPEC 9), however far.
 		{"last_slot one period ahead", func(r *Record) { r.LastSlot = now.Add(period) }, period, true},
-		{"last_slot one period and the skew ahead", func(r *Record) { r.LastSlot = now.Add(period + Skew) }, period, true},
-		{"last_slot beyond", func(r *Record) { r.LastSlot = now.Add(period + Skew + time.Second) }, period, false},
-		{"anchor in 2900", func(r *Record) { r.Anchor = now.AddDate(874, 0, 0) }, period, false},
-		{"anchor in 2900, period unknown", func(r *Record) { r.Anchor = now.AddDate(874, 0, 0) }, 0, false},
-		{"anchor a day ahead, period unknown", func(r *Record) { r.Anchor = now.Add(UnknownPeriod) }, 0, true},
-		{"anchor beyond a day, period unknown", func(r *Record) { r.Anchor = now.Add(UnknownPeriod + Skew + time.Second) }, 0, false},
-		{"anchor ahead, longest period", func(r *Record) { r.Anchor = now.AddDate(100, 0, 0) }, time.Duration(math.MaxInt64), true},
-		{"last_run ahead", func(r *Record) { r.LastRun = now.Add(2 * period) }, period, false},
-		{"last_end ahead", func(r *Record) { r.LastEnd = now.Add(2 * period) }, period, false},
-		{"last_success ahead", func(r *Record) { r.LastSuccess = now.Add(2 * period) }, period, false},
+		{"last_slot two periods ahead", func(r *Record) { r.LastSlot = now.Add(2 * period) }, period, true},
+		{"anchor in 2900", func(r *Record) { r.Anchor = now.AddDate(874, 0, 0) }, period, true},
+		{"anchor in 2900, period unknown", func(r *Record) { r.Anchor = now.AddDate(874, 0, 0) }, 0, true},
+		{"last_run ahead", func(r *Record) { r.LastRun = now.Add(2 * period) }, period, true},
+		{"last_end ahead", func(r *Record) { r.LastEnd = now.Add(2 * period) }, period, true},
+		{"last_success ahead", func(r *Record) { r.LastSuccess = now.Add(2 * period) }, period, true},
 		{"anchor at 1970", func(r *Record) { r.Anchor = time.Unix(0, 0) }, period, true},
 		{"anchor before 1970", func(r *Record) { r.Anchor = time.Unix(-1, 0) }, period, false},
 		{"last_success before 1970", func(r *Record) { r.LastSuccess = time.Unix(-1, 0) }, period, false},
+		{"last_slot at the end of 9999", func(r *Record) { r.LastSlot = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC) }, period, true},
+		{"last_success in 10000 in UTC, 9999 where it was written", func(r *Record) {
+			r.LastSuccess = time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("", -2*3600))
+		}, period, false},
 		{"runs at the limit", func(r *Record) { r.Runs = MaxCount }, period, true},
 		{"runs over the limit", func(r *Record) { r.Runs = MaxCount + 1 }, period, false},
+		{"runs at 2^53", func(r *Record) { r.Runs = 1 << 53 }, period, false},
+		{"failures at 2^53", func(r *Record) { r.Failures = 1 << 53 }, period, false},
 		{"runs at the largest int", func(r *Record) { r.Runs = math.MaxInt }, period, false},
 		{"negative runs", func(r *Record) { r.Runs = -9 }, period, false},
 		{"negative failures", func(r *Record) { r.Failures = -1 }, period, false},
@@ -399,12 +404,6 @@ func TestFileLoadUntrusted(t *testing.T) {
 		period time.Duration
 		write  func(path string) []byte
 	}{
-		{"anchor in 2900", 0, func(p string) []byte {
-			return writeRecord(t, p, func(m map[string]any) { m["anchor"] = "2900-01-01T00:00:00Z" })
-		}},
-		{"last_slot two periods ahead", time.Hour, func(p string) []byte {
-			return writeRecord(t, p, func(m map[string]any) { m["last_slot"] = time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339) })
-		}},
 		{"negative runs", 0, func(p string) []byte {
 			return writeRecord(t, p, func(m map[string]any) { m["runs"] = -9 })
 		}},
@@ -435,12 +434,26 @@ func TestFileLoadUntrusted(t *testing.T) {
 			}
 		})
 	}
-	// Within one period of the schedule (known to the File), a time ahead
-	// is another host's clock, or this one's stepped back: trusted.
-	f := File{Path: filepath.Join(t.TempDir(), "job.json"), Period: 3 * time.Hour}
-	writeRecord(t, f.Path, func(m map[string]any) { m["last_slot"] = time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339) })
-	if r, err := f.Load(context.Background()); err != nil || r == nil {
-		t.Errorf("Load of a record within a period = %+v, %v; want it", r, err)
+	// A time ahead, however far, is a clock set back or another host's
+	// clock: trusted, its counters kept (SPEC 9, "a clock set back is not
+	// corruption"), and nothing set aside.
+	for name, change := range map[string]func(map[string]any){
+		"last_slot two periods ahead": func(m map[string]any) {
+			m["last_slot"] = time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339)
+		},
+		"anchor and last_slot in 2900": func(m map[string]any) { m["anchor"], m["last_slot"] = "2900-01-01T00:00:00Z", "2900-01-01T00:00:00Z" },
+	} {
+		f := File{Path: filepath.Join(t.TempDir(), "job.json"), Period: time.Hour}
+		writeRecord(t, f.Path, change)
+		if r, err := f.Load(context.Background()); err != nil || r == nil || r.Runs != sample().Runs {
+			t.Errorf("%s: Load = %+v, %v; want it, with its counters", name, r, err)
+		}
+		if r, err := f.Read(time.Now()); err != nil || r == nil {
+			t.Errorf("%s: Read (every status) = %+v, %v; want it", name, r, err)
+		}
+		if aside, _ := filepath.Glob(f.Path + ".corrupt-*"); len(aside) != 0 {
+			t.Errorf("%s: set aside as %v", name, aside)
+		}
 	}
 }
 
@@ -610,5 +623,120 @@ func TestSetAsideOnlyWhatWasRead(t *testing.T) {
 	}
 	if fi, err := os.Lstat(f.Path); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
 		t.Errorf("what replaced the record was moved: %v, %v", fi, err)
+	}
+}
+
+// Files set aside never pile up, and never replace one another: five
+// corrupt records in a row (within a second, mostly) leave the three newest,
+// each as it was; an older one is removed, and files every did not name so
+// are left alone.
+func TestFileSetAsideKeepsThree(t *testing.T) {
+	dir := t.TempDir()
+	f := File{Path: filepath.Join(dir, "job.json")}
+	for name, content := range map[string]string{
+		"job.json.corrupt-1000":   "oldest",
+		"job.json.corrupt-keep":   "not every's",
+		"job.json.corrupt-01":     "not every's either",
+		"other.json.corrupt-1000": "another job's",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "job.json.corrupt-999"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var moved []string
+	for k := 1; k <= 5; k++ {
+		if err := os.WriteFile(f.Path, []byte("garbage "+strconv.Itoa(k)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := f.Load(context.Background())
+		var corrupt *CorruptError
+		if !errors.As(err, &corrupt) {
+			t.Fatalf("load %d: %v, want a CorruptError", k, err)
+		}
+		moved = append(moved, corrupt.MovedTo)
+	}
+	for k, name := range moved {
+		b, err := os.ReadFile(name)
+		switch {
+		case k < 2 && err == nil:
+			t.Errorf("%s (garbage %d) is kept: more than 3 set aside", name, k+1)
+		case k >= 2 && (err != nil || string(b) != "garbage "+strconv.Itoa(k+1)):
+			t.Errorf("%s = %q, %v; want garbage %d (none replaced)", name, b, err, k+1)
+		}
+	}
+	aside, _ := filepath.Glob(f.Path + ".corrupt-*")
+	slices.Sort(aside)
+	want := []string{"job.json.corrupt-01", "job.json.corrupt-999", "job.json.corrupt-keep"}
+	for _, m := range moved[2:] {
+		want = append(want, filepath.Base(m))
+	}
+	slices.Sort(want)
+	var got []string
+	for _, a := range aside {
+		got = append(got, filepath.Base(a))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("set aside: %v, want %v", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other.json.corrupt-1000")); err != nil {
+		t.Errorf("another job's file set aside was removed: %v", err)
+	}
+}
+
+func TestAsideOrder(t *testing.T) {
+	for _, tt := range []struct {
+		rest string
+		sec  int64
+		n    int
+		ok   bool
+	}{
+		{"1767225600", 1767225600, 1, true},
+		{"1767225600-2", 1767225600, 2, true},
+		{"1767225600-17", 1767225600, 17, true},
+		{"0", 0, 1, true},
+		{"1767225600-1", 0, 0, false},
+		{"1767225600-02", 0, 0, false},
+		{"01767225600", 0, 0, false},
+		{"-5", 0, 0, false},
+		{"1767225600-", 0, 0, false},
+		{"1767225600.json", 0, 0, false},
+		{"keep", 0, 0, false},
+		{"", 0, 0, false},
+	} {
+		sec, n, ok := asideOrder(tt.rest)
+		if sec != tt.sec || n != tt.n || ok != tt.ok {
+			t.Errorf("asideOrder(%q) = %d, %d, %v; want %d, %d, %v", tt.rest, sec, n, ok, tt.sec, tt.n, tt.ok)
+		}
+	}
+}
+
+func TestAddCount(t *testing.T) {
+	for _, tt := range []struct{ n, d, want int }{
+		{0, 1, 1},
+		{41, 1, 42},
+		{10, 5, 15},
+		{MaxCount - 1, 1, MaxCount},
+		{MaxCount, 1, MaxCount},
+		{MaxCount - 2, 5, MaxCount},
+		{MaxCount, math.MaxInt, MaxCount},
+		{3, 0, 3},
+		{3, -5, 0},
+	} {
+		if got := AddCount(tt.n, tt.d); got != tt.want {
+			t.Errorf("AddCount(%d, %d) = %d, want %d", tt.n, tt.d, got, tt.want)
+		}
+	}
+	// What it counts up to is what Decode reads back.
+	r := sample()
+	r.Runs, r.Failures, r.Skipped = AddCount(MaxCount, 1), AddCount(MaxCount, 1), AddCount(MaxCount, 7)
+	b, err := Encode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(b); err != nil {
+		t.Errorf("a record with counters at their limit does not read back: %v", err)
 	}
 }
