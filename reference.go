@@ -215,7 +215,7 @@ means none.
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", code(e.event), strings.Join(reasons, ", "), md(e.level), strings.Join(fields, ", "), md(e.when))
 	}
-	fmt.Fprint(w, "\n## Examples\n\n```sh\n")
+	fmt.Fprint(w, "\n## Examples\n\n```sh check\n")
 	for _, l := range strings.Split(examples, "\n") {
 		ex, comment := splitExample(l)
 		if comment != "" {
