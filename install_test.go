@@ -96,13 +96,7 @@ func TestInstall(t *testing.T) {
 	}
 	prefix := filepath.Join(t.TempDir(), "usr", "local")
 	home := t.TempDir()
-	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_DATA_HOME=" + home, "XDG_CACHE_HOME=" + home}
-	if cache, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
-		env = append(env, "GOCACHE="+strings.TrimSpace(string(cache))) // HOME moved; the build cache stays
-	}
-	if mods, err := exec.Command("go", "env", "GOMODCACHE").Output(); err == nil {
-		env = append(env, "GOMODCACHE="+strings.TrimSpace(string(mods)))
-	}
+	env := append(goCaches(), "HOME="+home, "XDG_CONFIG_HOME="+home, "XDG_DATA_HOME="+home, "XDG_CACHE_HOME="+home)
 	out := runInstall(t, env, "--prefix", prefix)
 	if !strings.Contains(out, "building every") {
 		t.Errorf("install.sh from a clone did not build every:\n%s", out)
