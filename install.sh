@@ -106,6 +106,14 @@ for pair in "$@"; do
   [ -f "${pair%%:*}" ] || fail "no ${pair%%:*} here: run install.sh from a clone of every or an unpacked release archive"
 done
 
+# Before a build that would be for nothing: can the files be written?
+dir=$root$prefix
+while [ ! -e "$dir" ]; do dir=$(dirname "$dir"); done
+if [ ! -w "$dir" ] || { [ -e "$root$prefix/bin" ] && [ ! -w "$root$prefix/bin" ]; }; then
+  echo "install.sh: cannot write to $root$prefix: run it with sudo, or choose --prefix, such as --prefix ~/.local" >&2
+  exit 73
+fi
+
 work=$(mktemp -d "${TMPDIR:-/tmp}/every-install.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -207,3 +208,35 @@ func TestInstallUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallUnwritable checks that install.sh, run by a user who cannot
+// write to the prefix, says so in one line with a hint and exit 73, before
+// building anything. As root, it runs install.sh as nobody.
+func TestInstallUnwritable(t *testing.T) {
+	dir := t.TempDir()
+	// The temporary directories are the user's own 0700 ones: open them to
+	// the user install.sh runs as.
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prefix := filepath.Join(dir, "ro")
+	if err := os.Mkdir(prefix, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "install.sh", "--prefix", prefix)
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 73 || !strings.Contains(string(out), "cannot write to "+prefix+": run it with sudo, or choose --prefix") {
+		t.Errorf("install.sh into a directory it cannot write: %v\n%s\nwant exit 73 and a hint", err, out)
+	}
+	if strings.Contains(string(out), "building") {
+		t.Errorf("install.sh built every before finding it cannot install it:\n%s", out)
+	}
+}
+
