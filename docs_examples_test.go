@@ -114,7 +114,6 @@ func docShell(ctx context.Context, dir, home string, args ...string) ([]byte, er
 	cmd.WaitDelay = waitBound
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.Stdin = nil
 	err := cmd.Run()
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -320,7 +319,7 @@ func checkDocCommands(b docBlock) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 		}
-		if req.run == nil && req.status == nil && req.next == nil && !slices.Contains(argv, "--help") && !slices.Contains(argv, "--version") && argv[1] != "completion" {
+		if req.run == nil && req.status == nil && req.next == nil && !slices.Contains(argv, "--help") && !slices.Contains(argv, "--version") && (len(argv) < 2 || argv[1] != "completion") {
 			return fmt.Errorf("%s: parsed to nothing", strings.Join(argv, " "))
 		}
 	}

@@ -244,8 +244,8 @@ func codeEvents(t *testing.T, root string) map[string]*loggedEvent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for dir, fs := range parsed {
-		for _, f := range fs {
+	for dir, pkgFiles := range parsed {
+		for _, f := range pkgFiles {
 			for _, decl := range f.Decls {
 				fd, ok := decl.(*ast.FuncDecl)
 				if !ok || fd.Body == nil {

@@ -239,4 +239,3 @@ func TestInstallUnwritable(t *testing.T) {
 		t.Errorf("install.sh built every before finding it cannot install it:\n%s", out)
 	}
 }
-
