@@ -198,7 +198,7 @@ func manEvents(w io.Writer) {
 			tag += " reason=" + roff(strings.Join(e.reasons, ", "))
 		}
 		fmt.Fprintf(w, ".TP\n%s\n", tag)
-		fill(w, roffText(e.when+" ("+e.level+"): "+strings.Join(e.fields, ", ")+"."))
+		fill(w, roffText(e.when+". At "+e.level+"; fields: "+strings.Join(e.fields, ", ")+"."))
 	}
 }
 
