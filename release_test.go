@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -126,6 +127,22 @@ func TestReleaseArchives(t *testing.T) {
 		t.Errorf("SHA256SUMS lists %d files, the directory has %d besides it", len(sums), len(entries)-1)
 	}
 
+	t.Run("deb", func(t *testing.T) {
+		debs, _ := filepath.Glob(filepath.Join(dir, "*.deb"))
+		if len(debs) == 0 {
+			t.Skip("no .deb in the release (nfpm could not be fetched)")
+		}
+		for _, deb := range debs {
+			unit := debFile(t, deb, "./usr/lib/systemd/system/every@.service")
+			if !regexp.MustCompile(`(?m)^ExecStart=/usr/bin/every `).Match(unit) || !bytes.Contains(unit, []byte("\nStateDirectory=every/%i\n")) {
+				t.Errorf("%s: the unit does not run /usr/bin/every with a state directory per instance:\n%s", deb, unit)
+			}
+			if len(debFile(t, deb, "./usr/bin/every")) == 0 {
+				t.Errorf("%s: no /usr/bin/every", deb)
+			}
+		}
+	})
+
 	for _, target := range releaseTargets {
 		goos, goarch, _ := strings.Cut(target, "/")
 		name := fmt.Sprintf("every_%s_%s_%s", version, goos, goarch)
@@ -174,7 +191,7 @@ func checkArchive(t *testing.T, path, name string, mtime time.Time) string {
 			t.Errorf("%s: mtime %v, want the commit's time %v", h.Name, h.ModTime, mtime)
 		}
 		wantMode := int64(0o644)
-		if h.Typeflag == tar.TypeDir || h.Name == name+"/every" {
+		if h.Typeflag == tar.TypeDir || h.Name == name+"/every" || h.Name == name+"/install.sh" {
 			wantMode = 0o755
 		}
 		if h.Mode&0o7777 != wantMode {
@@ -196,13 +213,13 @@ func checkArchive(t *testing.T, path, name string, mtime time.Time) string {
 	if !slices.IsSorted(names) {
 		t.Errorf("entries not in sorted order: %q", names)
 	}
-	for _, want := range []string{name + "/every", name + "/README.md"} {
+	for _, want := range []string{name + "/every", name + "/README.md", name + "/install.sh", name + "/dist/systemd/every@.service"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("archive lacks %s: %q", want, names)
 		}
 	}
 	// Generated in the repository by another step; packed when present.
-	for _, extra := range []string{"LICENSE", "docs/every.1", "completions/every.bash", "completions/_every", "completions/every.fish"} {
+	for _, extra := range []string{"LICENSE", "docs/every.1", "docs/REFERENCE.md", "completions/every.bash", "completions/_every", "completions/every.fish"} {
 		if _, err := os.Stat(extra); err == nil && !slices.Contains(names, name+"/"+extra) {
 			t.Errorf("the tree has %s but the archive lacks it", extra)
 		}
@@ -329,6 +346,72 @@ func TestReleaseSmoke(t *testing.T) {
 	if err != nil || !regexp.MustCompile(`(?m)^smoke\s+100ms\s.*success \(0\)`).MatchString(out) {
 		t.Errorf("every status = %v\n%s\nwant a success line for smoke", err, out)
 	}
+
+	// The unpacked archive installs itself, as a clone does.
+	unpacked := t.TempDir()
+	if out, err := exec.Command("tar", "-xzf", filepath.Join(dir, name+".tar.gz"), "-C", unpacked).CombinedOutput(); err != nil {
+		t.Fatalf("tar -x: %v\n%s", err, out)
+	}
+	prefix := filepath.Join(t.TempDir(), "usr", "local")
+	cmd := exec.Command(filepath.Join(unpacked, name, "install.sh"), "--prefix", prefix)
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), "building") {
+		t.Errorf("install.sh of the archive: %v\n%s\nwant the archive's binary installed, nothing built", err, out)
+	}
+	if installed, err := os.ReadFile(filepath.Join(prefix, "bin/every")); err != nil || fileSHA256(t, bin) != fmt.Sprintf("%x", sha256.Sum256(installed)) {
+		t.Errorf("install.sh of the archive did not install the archive's binary: %v", err)
+	}
+	unit := unitSettings(t, filepath.Join(prefix, "lib/systemd/system/every@.service"))
+	if got := strings.Join(unit["Service.ExecStart"], ""); !strings.HasPrefix(got, filepath.Join(prefix, "bin/every")+" ") {
+		t.Errorf("the archive's install: ExecStart=%s, want the installed binary", got)
+	}
+}
+
+// debFile returns a file of a .deb's data.tar.gz (an ar archive: a global
+// header, then members of a 60-byte header and their data, padded to even
+// lengths), or fails.
+func debFile(t *testing.T, deb, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(deb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, ok := bytes.CutPrefix(raw, []byte("!<arch>\n"))
+	if !ok {
+		t.Fatalf("%s: not an ar archive", deb)
+	}
+	for len(rest) >= 60 {
+		member := strings.TrimRight(strings.TrimSpace(string(rest[:16])), "/")
+		size, err := strconv.Atoi(strings.TrimSpace(string(rest[48:58])))
+		if err != nil || 60+size > len(rest) {
+			t.Fatalf("%s: bad ar member header %q", deb, rest[:60])
+		}
+		data := rest[60 : 60+size]
+		rest = rest[60+size+size%2:]
+		if member != "data.tar.gz" {
+			continue
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := tar.NewReader(zr)
+		for {
+			h, err := tr.Next()
+			if err != nil {
+				t.Fatalf("%s: no %s in data.tar.gz: %v", deb, name, err)
+			}
+			if h.Name == name {
+				b, err := io.ReadAll(tr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			}
+		}
+	}
+	t.Fatalf("%s: no data.tar.gz", deb)
+	return nil
 }
 
 // unitSettings reads a systemd unit's Key=Value lines, by section.Key.
@@ -365,12 +448,16 @@ func TestSystemdUnit(t *testing.T) {
 		{"Service.KillMode", "mixed"}, // SIGTERM to every alone: it runs its own stop sequence
 		{"Service.KillSignal", "SIGTERM"},
 		{"Service.Restart", "on-failure"},
-		{"Service.StateDirectory", "every"},
+		// One directory per instance: instances with different User= never
+		// share one (systemd would chown it back and forth).
+		{"Service.StateDirectory", "every/%i"},
 		{"Service.StateDirectoryMode", "0700"},
 		{"Service.EnvironmentFile", "/etc/every/%i.conf"},
 		// $EVERY_ARGS as a word of its own: split into arguments, quotes
 		// respected ("${EVERY_ARGS}" would be one argument).
-		{"Service.ExecStart", "/usr/bin/every --name %i --state-dir /var/lib/every $EVERY_ARGS"},
+		// The binary of install.sh's default prefix, which install.sh and
+		// release/build replace with the one they install.
+		{"Service.ExecStart", "/usr/local/bin/every --name %i --state-dir /var/lib/every/%i $EVERY_ARGS"},
 		{"Service.RestartPreventExitStatus", fmt.Sprintf("%d %d 126 127", exitUsage, exitCantCreate)},
 	} {
 		if got := s[tc.key]; len(got) != 1 || got[0] != tc.want {
@@ -406,7 +493,7 @@ func TestSystemdUnit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("EVERY_ARGS in every.conf.example: %v", err)
 	}
-	args := append([]string{"--name", "backup", "--state-dir", "/var/lib/every"}, words...)
+	args := append([]string{"--name", "backup", "--state-dir", "/var/lib/every/backup"}, words...)
 	req, err := parse(args, io.Discard, io.Discard)
 	if err != nil || req.run == nil {
 		t.Errorf("every %q from every.conf.example: %v", args, err)
@@ -427,7 +514,7 @@ func TestSystemdUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	text := strings.ReplaceAll(string(raw), "/usr/bin/every", self)
+	text := strings.ReplaceAll(string(raw), "/usr/local/bin/every", self)
 	for _, name := range []string{"every@.service", "every@backup.service"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
