@@ -30,12 +30,11 @@ var exitStatuses = [][2]string{
 	{"1", "`--max-failures` reached"},
 	{"2", "usage error: one line naming the bad value (from a flag or its `EVERY_*` variable) and what to do, before anything runs or any file is written"},
 	{"126, 127", "the command is not executable, or not found, at start-up"},
-	{"73", "the state directory, the state file or the lock file cannot be created or written at start-up, or is a symbolic link, a directory, a device, a FIFO or a socket; with `--store`, an error that waiting will not heal (credentials or TLS refused, a database index the server does not have)"},
+	{"73", "the state directory, the state file or the lock file cannot be created or written at start-up, or is a symbolic link, a directory, a device, a FIFO or a socket; a file at the state or `--metrics-file` path that every did not write, which it would replace (a script, a lock, another exporter's metrics: left as it was); with `--store`, an error that waiting will not heal (credentials or TLS refused, a database index the server does not have)"},
+	{"74", "`every status`, `next` or `completion` could not write its output (a closed pipe, EPIPE, is no error: it ends quietly, exit 0)"},
 	{"75", "one-shot (`--max-runs 1`) and the lock was busy (EX_TEMPFAIL, like `flock -n -E 75`), or its store or state could not be reached or read"},
 	{"killed by SIGINT or SIGTERM", "stopped by that signal, after stopping the command"},
 	{"70", "internal error (a bug), with a message"},
-	// lead: exit 74 (every status, next or completion could not write its
-	// output, SPEC section 7) joins here when it is built.
 }
 
 // signals is what every does with the signals it gets, SPEC section 6.
@@ -76,7 +75,7 @@ var files = [][2]string{
 	{"DIR/NAME.json", "the job's state: its grid, last run and result, counters (`--state`, `--no-state`). Mode 0600, written atomically when a run starts and ends."},
 	{"DIR/NAME.lock", "the job's lock, taken with flock(2) for each run, so flock(1) and every exclude each other (`--lock`, `--no-lock`). Its content is never read or written."},
 	{"DIR/NAME.json" + markerSuffix, "held (a shared lock, never written) by each running every of the job, for every status's ACTIVE column."},
-	{"DIR/NAME.json.corrupt-<unix seconds>", "a state file that could not be used, set aside (a warning names both files)."},
+	{"DIR/NAME.json.corrupt-<unix seconds>", "a state file that could not be used, set aside (a warning names both files); `-2`, `-3`, ... for more in one second, never one over another. The 3 newest of a job are kept, older ones removed."},
 	{"DIR/.NAME.json.tmp-*", "a state write in progress; one left by a crash is removed when an every of the job next starts."},
 	{"/etc/every/NAME.conf", "the job of the systemd unit every@NAME.service: `EVERY_ARGS=\"SCHEDULE [OPTIONS] -- COMMAND\"`; its state is in /var/lib/every/NAME."},
 }
