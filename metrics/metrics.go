@@ -85,7 +85,7 @@ type File struct {
 	lastWrite time.Time   // of the last attempt, written or not
 	lastErr   error       // of the last attempt
 	writes    int         // attempts, for tests
-	written   fileID      // the file this File last put at path
+	written   lastFile    // the file this File last put at path
 	fail      outage
 	closed    bool
 }
@@ -219,6 +219,7 @@ func (f *File) Close() error {
 		f.write()
 	}
 	f.closed = true
+	f.written.release()
 	return f.lastErr
 }
 
@@ -292,13 +293,14 @@ func tempPrefix(path string) string {
 // It is not synced. Writes are on the loop's path, at every run, and an fsync
 // costs milliseconds; what a power cut could lose is a file rewritten from the
 // state at the next start (an empty file is a valid, empty exposition).
-func writeFile(path string, b []byte, written *fileID) (err error) {
+func writeFile(path string, b []byte, written *lastFile) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return fmt.Errorf("write metrics %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
+			_ = tmp.Close()
 			_ = os.Remove(tmp.Name())
 			err = fmt.Errorf("write metrics %s: %w", path, err)
 		}
@@ -312,19 +314,34 @@ func writeFile(path string, b []byte, written *fileID) (err error) {
 	if err == nil {
 		fi, err = tmp.Stat()
 	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
-		err = replaceable(path, *written)
+		err = replaceable(path, written.id)
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err == nil {
-		*written = idOf(fi)
+		written.release()
+		*written = lastFile{idOf(fi), tmp}
 	}
 	return err
+}
+
+// lastFile is the file a File last put at its path. Its descriptor stays
+// open until the next write: while it is open the kernel cannot free the
+// inode, so no file put there since (a script written over a removed metrics
+// file) can come with the same inode number and be taken for it.
+type lastFile struct {
+	id fileID
+	fd *os.File
+}
+
+// release closes the descriptor held, if any.
+func (l *lastFile) release() {
+	if l.fd != nil {
+		_ = l.fd.Close()
+		l.fd = nil
+	}
 }
 
 // fileID tells one file from another: its device and inode. The zero value
