@@ -813,12 +813,15 @@ func nagiosUnknown(w io.Writer, err error) {
 // It skips the values of the options that take one, as split does.
 func nagiosAsked(args []string, getenv func(string) string) bool {
 	i, arity := 0, flagArity(runFlags)
+	before := false // --nagios before status: misplaced, but asked for
 	for ; i < len(args) && args[i] != "status"; i++ {
 		a := args[i]
 		if a == "--" || len(a) < 2 || a[0] != '-' {
 			return false // a run's schedule or command, not every status
 		}
-		if name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "="); arity[name] && !hasValue {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		before = before || name == "nagios"
+		if arity[name] && !hasValue {
 			i++
 		}
 	}
@@ -826,6 +829,7 @@ func nagiosAsked(args []string, getenv func(string) string) bool {
 		return false
 	}
 	asked, _ := strconv.ParseBool(getenv(envName("nagios")))
+	asked = asked || before
 	arity = flagArity(statusFlags)
 	for i++; i < len(args) && args[i] != "--"; i++ {
 		a := args[i]

@@ -94,6 +94,7 @@ func TestNagiosAsked(t *testing.T) {
 		{[]string{"status", "--nagios=maybe"}, "", true},
 		{[]string{"status", "--nagios=false", "--bogus"}, "", false},
 		{[]string{"--state-dir", "d", "status", "--nagios"}, "", true},
+		{[]string{"--nagios", "status", "--max-age", "1h"}, "", true}, // misplaced: a usage error, in the plugin's line
 		{[]string{"--state-dir", "status", "status", "--nagios"}, "", true},
 		{[]string{"status", "--state-dir", "--nagios", "x"}, "", false}, // a directory named --nagios
 		{[]string{"status", "--", "--nagios"}, "", false},               // a job named --nagios
