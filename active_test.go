@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/everycli/every/internal/regular"
+	"github.com/everycli/every/runner"
+	"github.com/everycli/every/state"
 )
 
 // The holders of these tests are the test binary itself, run again as
@@ -27,7 +30,7 @@ func TestActiveHolder(t *testing.T) {
 	if path == "" {
 		t.Skip("only the holder process of the active tests")
 	}
-	if err := holdActive(path); err != nil {
+	if _, err := holdActive(path, markerInfo{Name: os.Getenv("EVERY_TEST_NAME")}); err != nil {
 		t.Fatalf("hold: %v", err)
 	}
 	if pidFile := os.Getenv("EVERY_TEST_CHILD"); pidFile != "" {
@@ -94,9 +97,12 @@ func (h holder) kill(t *testing.T) {
 	}
 }
 
+// anyone trusts a marker whoever owns it.
+func anyone(uint32) bool { return true }
+
 func probe(t *testing.T, path string) bool {
 	t.Helper()
-	on, err := probeActive(path)
+	on, _, err := probeActive(path, anyone)
 	if err != nil {
 		t.Fatalf("probe %s: %v", path, err)
 	}
@@ -173,14 +179,14 @@ func TestActiveRefusesLinks(t *testing.T) {
 	if err := os.Symlink(target, path); err != nil {
 		t.Fatal(err)
 	}
-	err := holdActive(path)
+	_, err := holdActive(path, markerInfo{})
 	if !errors.Is(err, regular.ErrNotRegular) {
 		t.Fatalf("hold through a link: %v, want a refusal", err)
 	}
 	if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the link's target was created: %v", err)
 	}
-	if _, err := probeActive(path); !errors.Is(err, regular.ErrNotRegular) {
+	if _, _, err := probeActive(path, anyone); !errors.Is(err, regular.ErrNotRegular) {
 		t.Fatalf("probe through a link: %v, want a refusal", err)
 	}
 	// A directory or a FIFO is refused too, without blocking.
@@ -189,10 +195,10 @@ func TestActiveRefusesLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{dir, fifo} {
-		if err := holdActive(p); !errors.Is(err, regular.ErrNotRegular) {
+		if _, err := holdActive(p, markerInfo{}); !errors.Is(err, regular.ErrNotRegular) {
 			t.Errorf("hold %s: %v, want a refusal", p, err)
 		}
-		if _, err := probeActive(p); !errors.Is(err, regular.ErrNotRegular) {
+		if _, _, err := probeActive(p, anyone); !errors.Is(err, regular.ErrNotRegular) {
 			t.Errorf("probe %s: %v, want a refusal", p, err)
 		}
 	}
@@ -259,6 +265,14 @@ func TestJudge(t *testing.T) {
 		{"warn-age and inactive", jobStatus{LastSuccess: ago(45 * time.Minute), LastResult: "success"}, nagios, critical,
 			"last success 45m ago, older than 30m; no every running for it"},
 		{"a success in the future is fresh", jobStatus{LastSuccess: ago(-time.Minute), Active: true}, probe, healthy, ""},
+		// Not run yet (no state; its every holds the marker).
+		{"first slot to come", jobStatus{pending: true, Active: true, FirstSlot: ago(-5 * time.Minute)}, probe, healthy, ""},
+		{"first slot not known yet", jobStatus{pending: true, Active: true}, probe, healthy, ""},
+		{"first slot passed within max-age", jobStatus{pending: true, Active: true, FirstSlot: ago(10 * time.Minute)}, probe, healthy, ""},
+		{"first slot older than max-age", jobStatus{pending: true, Active: true, FirstSlot: ago(2 * time.Hour)}, probe, critical,
+			"not run yet, first slot 2h ago, older than 1h"},
+		{"first slot older than warn-age", jobStatus{pending: true, Active: true, FirstSlot: ago(45 * time.Minute)}, nagios, warning,
+			"not run yet, first slot 45m ago, older than 30m"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, why := judge(tc.j, tc.ss, now)
@@ -266,5 +280,203 @@ func TestJudge(t *testing.T) {
 				t.Errorf("judge = %v %q, want %v %q", h, strings.Join(why, "; "), tc.want, tc.why)
 			}
 		})
+	}
+}
+
+// startNamedHolder is startHolder whose marker content names the job name.
+func startNamedHolder(t *testing.T, path, name string) holder {
+	t.Helper()
+	t.Setenv("EVERY_TEST_NAME", name)
+	return startHolder(t, path, "")
+}
+
+func probeInfo(t *testing.T, path string) markerInfo {
+	t.Helper()
+	on, info, err := probeActive(path, anyone)
+	if err != nil || !on {
+		t.Fatalf("probe %s: active %v, %v; want active", path, on, err)
+	}
+	return info
+}
+
+// TestActiveMarkerContent: the first holder of a marker writes what every
+// status shows before the first run; a later holder, finding it held,
+// leaves it alone; once nobody holds it, the next holder writes its own.
+func TestActiveMarkerContent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.json.active")
+	first := startNamedHolder(t, path, "a-rather-long-first-name")
+	if got := probeInfo(t, path).Name; got != "a-rather-long-first-name" {
+		t.Fatalf("marker names %q, want the first holder's", got)
+	}
+	second := startNamedHolder(t, path, "second")
+	if got := probeInfo(t, path).Name; got != "a-rather-long-first-name" {
+		t.Fatalf("a second holder rewrote the marker: %q", got)
+	}
+	first.kill(t)
+	second.kill(t)
+	startNamedHolder(t, path, "third") // shorter: the old line's tail is cut
+	if got := probeInfo(t, path); got.Name != "third" || got.Version != markerVersion {
+		t.Fatalf("marker says %+v, want the new sole holder's", got)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(b), "\n") != 1 || !strings.HasSuffix(string(b), "\n") {
+		t.Errorf("marker content %q, want one line", b)
+	}
+}
+
+// TestActiveMarkerSlots: the holder that writes the marker keeps its first
+// and next slots (runner.Observer), until the first run starts.
+func TestActiveMarkerSlots(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.json.active")
+	m, err := holdActive(path, markerInfo{Name: "job", Schedule: "*/5 * * * *"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() markerInfo {
+		fd, err := openMarker(path, os.O_RDONLY)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Close(fd)
+		return readMarker(fd)
+	}
+	first := time.Date(2026, 11, 30, 12, 5, 0, 0, time.UTC)
+	m.Began(state.Record{}, first)
+	if got := read(); !got.FirstSlot.Equal(first) || !got.NextSlot.Equal(first) || got.Schedule != "*/5 * * * *" {
+		t.Fatalf("after Began: %+v, want first and next slot %v", got, first)
+	}
+	later := first.Add(10 * time.Minute)
+	m.Skipped("locked", 1, later) // within a second of the last write: not written
+	if got := read(); !got.NextSlot.Equal(first) {
+		t.Fatalf("a skip within the second was written: %+v", got)
+	}
+	m.wrote = time.Time{}
+	m.Skipped("locked", 1, later)
+	if got := read(); !got.NextSlot.Equal(later) || !got.FirstSlot.Equal(first) {
+		t.Fatalf("after a skip: %+v, want next %v, first %v", got, later, first)
+	}
+	m.Started(runner.Run{})
+	m.wrote = time.Time{}
+	m.Skipped("locked", 1, later.Add(time.Hour))
+	if got := read(); !got.NextSlot.Equal(later) {
+		t.Fatalf("a skip after the first run was written: %+v", got)
+	}
+}
+
+// TestReadMarker: what a marker says is its first line, if that is one of
+// its kind; anything else (an older every's empty marker, a write caught
+// half done, garbage) says nothing.
+func TestReadMarker(t *testing.T) {
+	good := `{"version":1,"name":"job","schedule":"1h","first_slot":"2026-11-30T12:00:00Z"}`
+	for _, tc := range []struct {
+		content string
+		want    string // the name read
+	}{
+		{good + "\n", "job"},
+		{good + "\n" + `ule":"1h"}` + "\n", "job"}, // a longer old line's tail, not cut yet
+		{"", ""},
+		{good, ""}, // no end of line: a write under way
+		{`{"version":1,"na` + "\n", ""},
+		{`{"version":2,"name":"job"}` + "\n", ""},
+		{"\x00\x00garbage\n", ""},
+	} {
+		path := filepath.Join(t.TempDir(), "m")
+		if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fd, err := openMarker(path, os.O_RDONLY)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readMarker(fd).Name; got != tc.want {
+			t.Errorf("readMarker(%q) names %q, want %q", tc.content, got, tc.want)
+		}
+		syscall.Close(fd)
+	}
+}
+
+// nobody is a uid that is not root's, for the tests of markers owned by
+// another user.
+const nobody = 65534
+
+// TestActiveForeignMarker: in a shared directory, a marker owned by
+// another user is never trusted (SPEC section 8): every refuses to hold it
+// (exit 73), and every status does not count it, even held by a live
+// process, so nobody else can make a dead job look active. As root, which
+// can hand a file to another user.
+func TestActiveForeignMarker(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to make files of another user")
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o1777); err != nil { // a shared directory
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "job.json.active")
+
+	// Held by a live process, then given to another user: not counted.
+	h := startHolder(t, path, "")
+	if err := os.Chown(path, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	if on, _, err := probeActive(path, func(uid uint32) bool { return uid == 0 }); err != nil || on {
+		t.Errorf("a marker of uid %d, held, probed for uid 0: active %v, %v; want inactive", nobody, on, err)
+	}
+	if !probe(t, path) {
+		t.Fatal("the marker is not held: the test proves nothing")
+	}
+	// Never held by this user's every.
+	if _, err := holdActive(path, markerInfo{}); !errors.Is(err, errForeignMarker) {
+		t.Errorf("hold a marker of uid %d: %v, want a refusal", nobody, err)
+	}
+	h.kill(t)
+	if _, err := holdActive(path, markerInfo{}); !errors.Is(err, errForeignMarker) {
+		t.Errorf("hold a marker of uid %d, not held: %v, want a refusal", nobody, err)
+	}
+
+	// End to end: a live job whose marker another user holds is not ACTIVE
+	// (its state is root's), and a new every for it refuses to start.
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	sd := filepath.Join(dir, "sd")
+	ran := filepath.Join(dir, "ran")
+	ev := exec.CommandContext(ctx, "every", "1h", "--state-dir", sd, "--name", "idle", "--", "job", "-touch", ran)
+	if err := ev.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = ev.Wait(); close(done) }()
+	t.Cleanup(func() { _ = ev.Process.Kill(); <-done })
+	marker := filepath.Join(sd, "idle.json.active")
+	if !poll(func() bool {
+		out, _ := exec.Command("every", "status", "--state-dir", sd, "--json", "idle").CombinedOutput()
+		return strings.Contains(string(out), `"last_result": "success"`) && strings.Contains(string(out), `"active": true`)
+	}) {
+		t.Fatalf("the job did not run within %v", waitBound)
+	}
+	if err := os.Chown(marker, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("every", "status", "--state-dir", sd, "--max-age", "1h", "idle").CombinedOutput()
+	if err == nil || string(out) != "job idle: no every running for it\n" {
+		t.Errorf("every status --max-age with the marker another user's: %v %q, want exit 1, inactive", err, out)
+	}
+	out, _ = exec.Command("every", "status", "--state-dir", sd, "--json", "idle").CombinedOutput()
+	if !strings.Contains(string(out), `"active": false`) {
+		t.Errorf("every status --json: %s, want inactive", out)
+	}
+	_ = ev.Process.Kill()
+	<-done
+	// Bounded: an every that took the marker would wait for its next slot.
+	cmd := exec.CommandContext(ctx, "every", "1h", "--max-runs", "1", "--state-dir", sd, "--name", "idle", "--", "job", "-touch", ran+"2")
+	out, err = cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != exitCantCreate || !strings.Contains(string(out), `every: cannot mark the job active in "`+marker+`": is owned by uid 65534, not by uid 0 that runs every; remove it, or choose --state-dir or --state`) {
+		t.Errorf("every with the marker another user's: %v, %s; want exit 73 and the line", err, out)
+	}
+	if _, err := os.Stat(ran + "2"); err == nil {
+		t.Error("the job ran")
 	}
 }

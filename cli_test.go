@@ -303,7 +303,7 @@ func TestCompletionUsage(t *testing.T) {
 	}{
 		{args: []string{"completion", "bash"}, wantOut: "complete -F _every every\n"},
 		{args: []string{"completion", "zsh"}, wantOut: "#compdef every\n"},
-		{args: []string{"completion", "fish"}, wantOut: "complete -c every -n '__fish_seen_subcommand_from status' -f -a '(__every_jobs)'\n"},
+		{args: []string{"completion", "fish"}, wantOut: "complete -c every -n '__every_in status' -f -a '(__every_jobs)'\n"},
 		{args: []string{"completion", "ksh"}, wantErr: `bad shell "ksh": use one of bash, zsh, fish`},
 		{args: []string{"completion"}, wantErr: "every completion takes one shell: bash, zsh, fish; try: every completion bash"},
 		{args: []string{"completion", "bash", "zsh"}, wantErr: "every completion takes one shell"},

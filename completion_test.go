@@ -65,8 +65,16 @@ zpty -d z
 `
 
 // completeWith returns the candidates a shell's completion script offers
-// for line, the cursor at its end.
+// for line, the cursor at its end, the shell working in the current
+// directory.
 func completeWith(t *testing.T, shell, line string) []string {
+	t.Helper()
+	return completeIn(t, "", shell, line)
+}
+
+// completeIn is completeWith with the shell working in dir ("": the
+// package's directory).
+func completeIn(t *testing.T, dir, shell, line string) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 	defer cancel()
@@ -77,15 +85,16 @@ func completeWith(t *testing.T, shell, line string) []string {
 	var cmd *exec.Cmd
 	switch shell {
 	case "bash":
-		cmd = exec.CommandContext(ctx, "bash", "--norc", "--noprofile", "-c", `source completions/every.bash
+		cmd = exec.CommandContext(ctx, "bash", "--norc", "--noprofile", "-c", `source "$2/every.bash"
 read -ra COMP_WORDS <<<"$1"; [[ $1 == *' ' ]] && COMP_WORDS+=('')
-COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _every; printf '%s\n' "${COMPREPLY[@]}"`, "bash", line)
+COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _every; printf '%s\n' "${COMPREPLY[@]}"`, "bash", line, abs)
 	case "fish":
-		cmd = exec.CommandContext(ctx, "fish", "--no-config", "-c", "source completions/every.fish; complete -C$argv[1] | cut -f1", line)
+		cmd = exec.CommandContext(ctx, "fish", "--no-config", "-c", "source $argv[2]/every.fish; complete -C$argv[1] | cut -f1", line, abs)
 	case "zsh":
 		cmd = exec.CommandContext(ctx, "zsh", "-f", "-c", zshDriver, "zsh", line)
 		cmd.Env = append(os.Environ(), "EVERY_COMPLETIONS="+abs)
 	}
+	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s completing %q: %v\n%s", shell, line, err, out)
@@ -147,4 +156,104 @@ func skipWithout(t *testing.T, tool, what string) {
 		t.Fatalf("%s is not installed and EVERY_REQUIRE_SHELLS is set: %s", tool, what)
 	}
 	t.Skipf("%s is not installed: %s", tool, what)
+}
+
+// planted are file names of a state directory that are no job names, each
+// of which would run a command if a shell evaluated it: it would create a
+// file named PWNED... in the shell's working directory.
+var planted = []string{
+	"$(touch PWNED1).json",
+	"`touch PWNED2`.json",
+	"x;touch PWNED3.json",
+	"$(touch PWNED4)x.json" + markerSuffix,
+	"${IFS}$(touch${IFS}PWNED5).json",
+}
+
+// plantedDir is a state directory with the jobs alpha and beta, and the
+// planted names.
+func plantedDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range append([]string{"alpha.json", "beta.json", "beta.lock"}, planted...) {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// noneRan fails the test if a planted name ran its command in dir.
+func noneRan(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, dir := range dirs {
+		m, _ := filepath.Glob(filepath.Join(dir, "PWNED*"))
+		if len(m) > 0 {
+			t.Errorf("a planted name ran a command: %q", m)
+		}
+	}
+}
+
+// TestJobNamesValidOnly: every status --names, what the completions offer,
+// prints job names only, never a file name that is none.
+func TestJobNamesValidOnly(t *testing.T) {
+	dir := plantedDir(t)
+	long := strings.Repeat("a", maxName+1)
+	for _, f := range []string{".hidden.json", "-dash.json", "sp ace.json", long + ".json", strings.Repeat("b", maxName) + ".json"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b strings.Builder
+	if err := printJobNames(dir, &b); err != nil {
+		t.Fatal(err)
+	}
+	want := "alpha\n" + strings.Repeat("b", maxName) + "\nbeta\n"
+	if b.String() != want {
+		t.Errorf("every status --names printed %q, want %q", b.String(), want)
+	}
+}
+
+// TestCompletionInert drives each shell's completion of job names in a
+// state directory with planted names: each shell offers the jobs, and no
+// planted name runs anything, neither where the shell works nor in the
+// state directory (SPEC section 14).
+func TestCompletionInert(t *testing.T) {
+	dir := plantedDir(t)
+	for _, shell := range shellNames {
+		t.Run(shell, func(t *testing.T) {
+			if _, err := exec.LookPath(shell); err != nil {
+				skipWithout(t, shell, "its completion is not driven")
+			}
+			work := t.TempDir()
+			for _, line := range []string{"every status --state-dir " + dir + " ", "every --state-dir " + dir + " status "} {
+				got := completeIn(t, work, shell, line)
+				slices.Sort(got)
+				if want := []string{"alpha", "beta"}; !slices.Equal(got, want) {
+					t.Errorf("%s completes %q with %q, want %q", shell, line, got, want)
+				}
+			}
+			noneRan(t, work, dir)
+		})
+	}
+}
+
+// TestCompletionCommand: after "--", or after the schedule, each shell
+// completes the command, as a command: its name among the commands.
+func TestCompletionCommand(t *testing.T) {
+	for _, shell := range shellNames {
+		t.Run(shell, func(t *testing.T) {
+			if _, err := exec.LookPath(shell); err != nil {
+				skipWithout(t, shell, "its completion is not driven")
+			}
+			for _, line := range []string{"every 1s -- ech", "every --retries 2 1s -q -- ech", "every 1s ech"} {
+				if got := completeWith(t, shell, line); !slices.Contains(got, "echo") {
+					t.Errorf("%s completes %q with %q, want echo among them", shell, line, got)
+				}
+			}
+			// Not a job name, nor an option of every, after "--".
+			if got := completeWith(t, shell, "every 1s -- --ret"); slices.Contains(got, "--retries") {
+				t.Errorf("%s completes every's options after --: %q", shell, got)
+			}
+		})
+	}
 }

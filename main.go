@@ -26,7 +26,6 @@ const (
 	exitUsage       = 2
 	exitInternal    = 70 // EX_SOFTWARE
 	exitCantCreate  = 73 // EX_CANTCREAT: the state directory or file
-	exitIOErr       = 74 // EX_IOERR: every next could not write its output
 	exitLockBusy    = 75 // EX_TEMPFAIL, as flock -n -E 75
 )
 
@@ -72,30 +71,29 @@ func exit(code int, sig os.Signal) {
 // run is every from argv to an exit status, or to the signal to exit by:
 // argv becomes a request (cli.go), the request a run or a listing.
 func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
-	req, err := parse(args, os.Stdout, stderr)
+	// What every prints itself stops at the first write error (output.go).
+	out := &output{w: os.Stdout}
+	req, err := parse(args, out, stderr)
 	switch {
+	case out.err != nil:
+		return outputEnd(out, 0, stderr), nil
 	case err != nil:
 		report(stderr, err)
-		if req.status != nil && req.status.nagios {
-			return int(unknown), nil // a monitoring plugin's usage error is UNKNOWN
+		if nagiosAsked(args, os.Getenv) {
+			// A monitoring plugin's usage error is UNKNOWN, in its one line.
+			nagiosUnknown(out, err)
+			return outputEnd(out, int(unknown), stderr), nil
 		}
 		return exitUsage, nil
 	case req.status != nil:
-		return status(*req.status, os.Stdout, stderr), nil
+		return outputEnd(out, status(*req.status, out, stderr), stderr), nil
 	case req.next != nil:
-		err := printNext(*req.next, os.Stdout)
-		switch {
-		case errors.Is(err, syscall.EPIPE):
-			return 0, nil // the reader has all it wanted (| head -1)
-		case err != nil:
-			report(stderr, err)
-			return exitIOErr, nil
-		}
-		return 0, nil
+		_ = printNext(*req.next, out) // out keeps the first write error
+		return outputEnd(out, 0, stderr), nil
 	case req.run != nil:
 		return start(*req.run, stderr)
 	}
-	return 0, nil // --help or --version, printed
+	return outputEnd(out, 0, stderr), nil // --help, --version or a completion script, printed
 }
 
 // start checks the command and the job's files, and runs the loop.
@@ -118,12 +116,19 @@ func start(st settings, stderr io.Writer) (int, os.Signal) {
 		return exitCantCreate, nil
 	}
 
+	mark := cfg.Observer // the active marker's (jobFiles), told with the others
+	cfg.Observer = nil
 	flush, err := observers(st, cfg)
 	if err != nil {
 		report(stderr, err)
 		return exitCantCreate, nil
 	}
 	defer flush()
+	if cfg.Observer == nil {
+		cfg.Observer = mark
+	} else if mark != nil {
+		cfg.Observer = runner.Observers{cfg.Observer, mark}
+	}
 
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -184,10 +189,18 @@ func jobFiles(st settings, cfg *runner.Config) error {
 	}
 	if statePath != "" {
 		// Held until every exits, however it exits: every status's ACTIVE
-		// (active.go). Last, once nothing here can fail. A marker that cannot
-		// be held costs the job nothing but that column: said, not fatal.
-		if err := holdActive(markerPath(statePath)); err != nil {
+		// (active.go). Last, once nothing else here can fail. A marker that
+		// cannot be held costs the job nothing but that column: said, not
+		// fatal; but one of another user's is never trusted (SPEC section 8).
+		path := markerPath(statePath)
+		m, err := holdActive(path, markerInfo{Name: cfg.Name, Schedule: cfg.Schedule, PID: cfg.PID, Host: cfg.Host})
+		switch {
+		case errors.Is(err, errForeignMarker):
+			return fmt.Errorf("cannot mark the job active in %q: %w; remove it, or choose --state-dir or --state", path, unwrapPath(err))
+		case err != nil:
 			cfg.Logger.Warn("cannot mark the job active: every status will show it inactive", "event", "state_error", "error", err)
+		default:
+			cfg.Observer = m // told of the first slot; observers adds its own
 		}
 	}
 	return nil

@@ -1,19 +1,23 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,13 +36,16 @@ type jobStatus struct {
 	LastResult          string     `json:"last_result"`
 	LastExitCode        int        `json:"last_exit_code"`
 	DurationMS          *int64     `json:"duration_ms"`
-	NextSlot            *time.Time `json:"next_slot,omitempty"` // only when active
+	NextSlot            *time.Time `json:"next_slot,omitempty"`  // only when active
+	FirstSlot           *time.Time `json:"first_slot,omitempty"` // only before the first run
 	LastSuccess         *time.Time `json:"last_success"`
 	ConsecutiveFailures int        `json:"consecutive_failures"`
 	Active              bool       `json:"active"` // an every for the job is alive
 	Running             bool       `json:"running"`
 	PID                 int        `json:"pid,omitempty"`
 	Host                string     `json:"host,omitempty"`
+
+	pending bool // no state yet: its every is alive, its first run to come
 }
 
 // statusSettings is an every status command line, parsed.
@@ -94,13 +101,14 @@ func status(ss statusSettings, stdout, stderr io.Writer) int {
 	if err != nil {
 		report(stderr, err)
 		if ss.nagios {
-			fmt.Fprintf(stdout, "EVERY UNKNOWN: %v\n", err)
+			nagiosUnknown(stdout, err)
 			return int(unknown)
 		}
 		return exitUsage
 	}
 	for _, p := range l.problems {
-		report(stderr, p.err)
+		// Its words may come from the directory (a file's name): escaped.
+		fmt.Fprintf(stderr, "every: %s\n", escaped(p.err.Error()))
 	}
 	switch {
 	case ss.nagios:
@@ -128,14 +136,14 @@ func status(ss statusSettings, stdout, stderr io.Writer) int {
 	}
 	if len(l.jobs) == 0 {
 		if code == 0 {
-			fmt.Fprintf(stdout, "no jobs in %s\n", l.where)
+			fmt.Fprintf(stdout, "no jobs in %s\n", escaped(l.where))
 		}
 		return code
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSCHEDULE\tLAST RUN\tRESULT\tDURATION\tNEXT\tFAILURES\tACTIVE\tRUNNING")
 	for _, j := range l.jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", j.Name, j.Schedule, lastRunText(j, now),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", shown(j.Name), shown(j.Schedule), lastRunText(j, now),
 			resultText(j), durationText(j), nextText(j, now), j.ConsecutiveFailures, yesNo(j.Active), runningText(j, l.host))
 	}
 	tw.Flush()
@@ -167,8 +175,8 @@ func list(ss statusSettings, now time.Time) (listing, error) {
 	var l listing
 	l.host, _ = os.Hostname()
 	var (
-		records []*state.Record
-		active  func(*state.Record) (bool, error)
+		found  []foundJob
+		active func(foundJob) (bool, error)
 	)
 	if raw := ss.store; raw != "" {
 		f, err := openFleet(raw)
@@ -176,22 +184,35 @@ func list(ss statusSettings, now time.Time) (listing, error) {
 			return l, err
 		}
 		l.where = f.server
-		if records, l.problems, err = fleetRecords(f, ss.names); err != nil {
+		records, problems, err := fleetRecords(f, ss.names)
+		l.problems = problems
+		if err != nil {
 			l.problems = append(l.problems, problem{err: fmt.Errorf("cannot list jobs in redis at %s: %v", f.server, err)})
 		}
-		active = func(rec *state.Record) (bool, error) { return fleetActive(f, rec.Name) }
+		for _, rec := range records {
+			found = append(found, foundJob{rec: rec})
+		}
+		active = func(j foundJob) (bool, error) { return fleetActive(f, j.rec.Name) }
 	} else {
 		dir, err := stateDir(ss.stateDir)
 		if err != nil {
 			return l, err
 		}
 		l.where = dir
-		records, l.problems = readRecords(dir, ss.names, now)
-		active = func(rec *state.Record) (bool, error) {
-			return probeActive(markerPath(filepath.Join(dir, rec.Name+".json")))
+		found, l.problems = readJobs(dir, ss.names, now)
+		active = func(j foundJob) (bool, error) {
+			// The marker beside the file the record came from, whatever the
+			// job's name; and only one of the state's owner.
+			on, _, err := probeActive(markerPath(j.path), func(uid uint32) bool { return uid == j.uid })
+			return on, err
 		}
 	}
-	for _, rec := range records {
+	for _, f := range found {
+		if f.rec == nil {
+			l.jobs = append(l.jobs, describePending(f.key, f.mark))
+			continue
+		}
+		rec := f.rec
 		// An absurd record (a hostile or damaged one) is reported, not shown.
 		var period time.Duration // 0 if not known
 		if s, err := recorded(rec.Schedule); err == nil {
@@ -202,7 +223,7 @@ func list(ss statusSettings, now time.Time) (listing, error) {
 				fmt.Errorf("state of job %q cannot be used: %v", rec.Name, err)})
 			continue
 		}
-		on, err := active(rec)
+		on, err := active(f)
 		if err != nil {
 			l.problems = append(l.problems, problem{rec.Name, "cannot tell whether an every runs for it",
 				fmt.Errorf("cannot tell whether job %q is active: %v", rec.Name, err)})
@@ -213,11 +234,24 @@ func list(ss statusSettings, now time.Time) (listing, error) {
 	return l, nil
 }
 
-// readRecords reads the records of dir, or of the named jobs only. A
-// directory that cannot be read, a name without a record, or a record that
-// cannot be read (not a regular file, corrupt) is a problem. Nothing here
-// can block: entries that are not regular files are never opened.
-func readRecords(dir string, names []string, now time.Time) ([]*state.Record, []problem) {
+// foundJob is a job every status found: its record and the file it came
+// from, or, for a job whose every is alive but has not run it yet (no
+// state), what its marker says.
+type foundJob struct {
+	key  string        // NAME of NAME.json: what every status NAME looks for
+	rec  *state.Record // nil: no state yet (mark says what there is)
+	path string        // the state file; its marker is beside it
+	uid  uint32        // the state file's owner, the one its marker must have
+	mark markerInfo
+}
+
+// readJobs reads the jobs of dir, or the named ones only: the records of
+// NAME.json, and the jobs with no state yet whose every holds NAME.json's
+// marker. A directory that cannot be read, a name without a record or a
+// live every, or a record that cannot be read (not a regular file,
+// corrupt) is a problem. Nothing here can block: entries that are not
+// regular files are never opened.
+func readJobs(dir string, names []string, now time.Time) ([]foundJob, []problem) {
 	fi, err := os.Stat(dir)
 	if err == nil && !fi.IsDir() {
 		err = errors.New("not a directory")
@@ -225,37 +259,92 @@ func readRecords(dir string, names []string, now time.Time) ([]*state.Record, []
 	if err != nil {
 		return nil, []problem{{err: fmt.Errorf("cannot list jobs in state directory %q: %v; check --state-dir", dir, unwrapPath(err))}}
 	}
+	// A marker with no state beside it is trusted when it is this user's,
+	// or the directory owner's: in a shared directory, nobody else's.
+	trustPending := func(uid uint32) bool {
+		return uid == uint32(os.Geteuid()) || uid == ownerOf(fi)
+	}
+	var (
+		jobs     []foundJob
+		problems []problem
+	)
 	if len(names) == 0 {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return nil, []problem{{err: fmt.Errorf("cannot list jobs in state directory %q: %v", dir, unwrapPath(err))}}
 		}
-		for _, e := range entries {
-			if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(name, ".") {
-				names = append(names, name)
+		states, markers := jobFileNames(entries)
+		for _, name := range markers {
+			// A marker nobody holds is left over: no job to show.
+			on, info, err := probeActive(filepath.Join(dir, name+".json"+markerSuffix), trustPending)
+			if err == nil && on {
+				jobs = append(jobs, foundJob{key: name, mark: info})
 			}
 		}
+		names = states
 	}
-	slices.Sort(names)
-	var (
-		records  []*state.Record
-		problems []problem
-	)
 	for _, name := range names {
 		path := filepath.Join(dir, name+".json")
 		rec, err := state.File{Path: path}.Read(now)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			problems = append(problems, problem{name, "no state",
-				fmt.Errorf("no state for job %q in %s: %v", name, dir, unwrapPath(err))})
-		case err != nil:
+		if errors.Is(err, fs.ErrNotExist) {
+			// No state yet: a job whose every is alive has not run.
+			on, info, perr := probeActive(markerPath(path), trustPending)
+			switch {
+			case perr != nil:
+				problems = append(problems, problem{name, "cannot tell whether an every runs for it",
+					fmt.Errorf("no state for job %q in %s, and cannot tell whether it is active: %v", name, dir, perr)})
+			case on:
+				jobs = append(jobs, foundJob{key: name, mark: info})
+			default:
+				problems = append(problems, problem{name, "no state",
+					fmt.Errorf("no state for job %q in %s: %v", name, dir, unwrapPath(err))})
+			}
+			continue
+		}
+		if err != nil {
 			problems = append(problems, problem{name, "state cannot be read",
 				fmt.Errorf("cannot read state of job %q: %v", name, err)})
-		default:
-			records = append(records, rec)
+			continue
+		}
+		j := foundJob{key: name, rec: rec, path: path, uid: math.MaxUint32}
+		if fi, err := os.Lstat(path); err == nil {
+			j.uid = ownerOf(fi)
+		}
+		jobs = append(jobs, j)
+	}
+	slices.SortStableFunc(jobs, func(a, b foundJob) int { return strings.Compare(a.key, b.key) })
+	return jobs, problems
+}
+
+// jobFileNames are the jobs of a state directory's entries: the NAMEs of
+// NAME.json (not hidden), and those of the NAME.json markers with no
+// NAME.json beside them (jobs whose every has not run them yet, or
+// leftovers), each sorted.
+func jobFileNames(entries []fs.DirEntry) (states, markers []string) {
+	present := map[string]bool{}
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && name != "" && !strings.HasPrefix(name, ".") {
+			states = append(states, name)
+			present[name] = true
 		}
 	}
-	return records, problems
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".json"+markerSuffix); ok && name != "" && !strings.HasPrefix(name, ".") && !present[name] {
+			markers = append(markers, name)
+		}
+	}
+	slices.Sort(states)
+	slices.Sort(markers)
+	return states, markers
+}
+
+// ownerOf is the owner of a file; none (an impossible uid) where the
+// system does not say.
+func ownerOf(fi fs.FileInfo) uint32 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Uid
+	}
+	return math.MaxUint32
 }
 
 // fleetRecords reads the records of a fleet's Redis, or of the named jobs.
@@ -329,12 +418,7 @@ func describeJob(rec *state.Record, host string, now time.Time, active bool) job
 		if g, ok := s.(schedule.Grid); ok {
 			s = schedule.Grid{Anchor: rec.Anchor, Interval: g.Interval}
 		}
-		next := s.Next(now)
-		if cal, ok := s.(*schedule.Calendar); ok {
-			next = next.In(cal.Location())
-		} else {
-			next = next.UTC()
-		}
+		next := inZone(s.Next(now), rec.Schedule)
 		j.NextSlot = &next
 	}
 	if rec.Running {
@@ -344,6 +428,37 @@ func describeJob(rec *state.Record, host string, now time.Time, active bool) job
 		j.PID, j.Host = rec.PID, rec.Host
 	}
 	return j
+}
+
+// describePending is what every status shows of a job that has no state
+// yet, whose every is alive (it holds the marker): its name, schedule and
+// slots as the marker says, the name of its file when the marker says
+// nothing (an older every's, or a write under way).
+func describePending(key string, m markerInfo) jobStatus {
+	j := jobStatus{Name: m.Name, Schedule: m.Schedule, Active: true, pending: true}
+	if j.Name == "" {
+		j.Name = key
+	}
+	if !m.NextSlot.IsZero() {
+		t := inZone(m.NextSlot, m.Schedule)
+		j.NextSlot = &t
+	}
+	if !m.FirstSlot.IsZero() {
+		t := inZone(m.FirstSlot, m.Schedule)
+		j.FirstSlot = &t
+	}
+	return j
+}
+
+// inZone is a slot of a schedule as status shows it: in a calendar's zone,
+// else in UTC.
+func inZone(t time.Time, sched string) time.Time {
+	if s, err := recorded(sched); err == nil {
+		if cal, ok := s.(*schedule.Calendar); ok {
+			return t.In(cal.Location())
+		}
+	}
+	return t.UTC()
 }
 
 // health is a monitoring state; its value is the monitoring-plugins exit
@@ -381,6 +496,19 @@ func judge(j jobStatus, ss statusSettings, now time.Time) (health, []string) {
 		why = append(why, reason)
 	}
 	switch {
+	case j.pending:
+		// Not run yet: as late as its first slot is old. One to come, or
+		// not yet known (its loop is starting), passes.
+		var waited time.Duration
+		if j.FirstSlot != nil {
+			waited = now.Sub(*j.FirstSlot)
+		}
+		switch {
+		case waited > ss.maxAge:
+			to(critical, "not run yet, "+firstSlotOlder(waited, ss.maxAge))
+		case ss.nagios && ss.warnAge > 0 && waited > ss.warnAge:
+			to(warning, "not run yet, "+firstSlotOlder(waited, ss.warnAge))
+		}
 	case j.LastSuccess == nil:
 		to(critical, "never succeeded")
 	case age(j, now) > ss.maxAge:
@@ -389,7 +517,7 @@ func judge(j jobStatus, ss statusSettings, now time.Time) (health, []string) {
 		to(warning, olderThan(age(j, now), ss.warnAge))
 	}
 	if ss.nagios && j.LastResult != "" && j.LastResult != string(runner.Success) {
-		to(critical, fmt.Sprintf("last run %s (%d)", j.LastResult, j.LastExitCode))
+		to(critical, fmt.Sprintf("last run %s (%d)", shown(j.LastResult), j.LastExitCode))
 	}
 	if !j.Active && !ss.allowInactive {
 		to(critical, "no every running for it")
@@ -407,6 +535,11 @@ func olderThan(age, limit time.Duration) string {
 	return fmt.Sprintf("last success %s ago, older than %s", a, short(limit))
 }
 
+// firstSlotOlder says that a job's first slot is older than a limit.
+func firstSlotOlder(waited, limit time.Duration) string {
+	return fmt.Sprintf("first slot %s ago, older than %s", short(waited), short(limit))
+}
+
 // age is how long ago a job last succeeded (never less than 0: a clock
 // that went back makes a success recent, not future).
 func age(j jobStatus, now time.Time) time.Duration {
@@ -422,27 +555,43 @@ func maxAgeCheck(l listing, ss statusSettings, now time.Time, stdout io.Writer) 
 	for _, p := range l.problems {
 		code = 1
 		if p.name != "" {
-			fmt.Fprintf(stdout, "job %s: %s\n", p.name, p.what)
+			fmt.Fprintf(stdout, "job %s: %s\n", shown(p.name), p.what)
 		}
 	}
 	for _, j := range l.jobs {
 		if h, why := judge(j, ss, now); h != healthy {
 			code = 1
-			fmt.Fprintf(stdout, "job %s: %s\n", j.Name, strings.Join(why, "; "))
+			fmt.Fprintf(stdout, "job %s: %s\n", shown(j.Name), strings.Join(why, "; "))
 		}
 	}
 	if len(l.jobs) == 0 && len(l.problems) == 0 {
-		fmt.Fprintf(stdout, "no jobs in %s\n", l.where)
+		fmt.Fprintf(stdout, "no jobs in %s\n", escaped(l.where))
 		code = 1
 	}
 	return code
 }
 
+// nagiosMax is the longest line every status --nagios prints, newline
+// included: under the 4 KiB of plugin output that Nagios keeps
+// (MAX_PLUGIN_OUTPUT_LENGTH), however many jobs there are.
+const nagiosMax = 4000
+
+// nagiosTextMax is how much of the line the text may take, so that the
+// performance data of the stale and oldest jobs keeps room.
+const nagiosTextMax = 2000
+
+// nagiosItemMax is the most one job's words may take in the text: a long
+// error (a path) does not crowd out the other jobs.
+const nagiosItemMax = 400
+
 // nagiosCheck is every status --nagios: one line in the monitoring-plugins
 // format, "EVERY STATE: what | perfdata", and the state as the exit code.
 // The worst job decides the state; the text names each job that is not OK,
 // worst first. The performance data gives each job's age of last success,
-// in seconds, with --warn-age and --max-age as its thresholds.
+// in seconds, with --warn-age and --max-age as its thresholds. The line
+// stays under nagiosMax: the text says how many jobs it leaves out, and the
+// performance data keeps the jobs that are not OK, then the oldest, and
+// says how many it has.
 func nagiosCheck(l listing, ss statusSettings, now time.Time, stdout io.Writer) int {
 	type item struct {
 		h    health
@@ -454,25 +603,29 @@ func nagiosCheck(l listing, ss statusSettings, now time.Time, stdout io.Writer) 
 		if p.name == "" {
 			items = append(items, item{unknown, "", p.err.Error()})
 		} else {
-			items = append(items, item{unknown, p.name, "job " + p.name + ": " + p.what})
+			items = append(items, item{unknown, p.name, "job " + shown(p.name) + ": " + p.what})
 		}
 	}
-	var perf []string
+	var perf []perfItem
 	var oldest time.Duration
+	succeeded := 0
+	warn := ""
+	if ss.warnAge > 0 {
+		warn = seconds(ss.warnAge)
+	}
 	for _, j := range l.jobs {
 		h, why := judge(j, ss, now)
 		if h != healthy {
-			items = append(items, item{h, j.Name, "job " + j.Name + ": " + strings.Join(why, ", ")})
+			items = append(items, item{h, j.Name, "job " + shown(j.Name) + ": " + strings.Join(why, ", ")})
 		}
 		if j.LastSuccess == nil {
 			continue // no age to give: the text says "never succeeded"
 		}
-		oldest = max(oldest, age(j, now))
-		warn := ""
-		if ss.warnAge > 0 {
-			warn = seconds(ss.warnAge)
-		}
-		perf = append(perf, fmt.Sprintf("%s_age=%ss;%s;%s;0", j.Name, seconds(age(j, now)), warn, seconds(ss.maxAge)))
+		succeeded++
+		a := age(j, now)
+		oldest = max(oldest, a)
+		perf = append(perf, perfItem{h, a, j.Name,
+			fmt.Sprintf("%s=%ss;%s;%s;0", perfLabel(j.Name), seconds(a), warn, seconds(ss.maxAge))})
 	}
 	worst := healthy
 	for _, it := range items {
@@ -492,26 +645,85 @@ func nagiosCheck(l listing, ss statusSettings, now time.Time, stdout io.Writer) 
 			}
 			return strings.Compare(a.name, b.name)
 		})
-		texts := make([]string, len(items))
+		var b strings.Builder
 		for i, it := range items {
-			texts[i] = it.text
+			t := cut(it.text, nagiosItemMax)
+			more := fmt.Sprintf("; and %d more", len(items)-i)
+			if i > 0 && b.Len()+2+len(t)+len(more) > nagiosTextMax {
+				b.WriteString(more)
+				break
+			}
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(t)
 		}
-		text = strings.Join(texts, "; ")
+		text = b.String()
 	case len(l.jobs) == 0:
 		worst, text = unknown, "no jobs in "+l.where
+	case succeeded == 0 && len(l.jobs) == 1:
+		text = "1 job, not run yet"
+	case succeeded == 0:
+		text = fmt.Sprintf("%d jobs, none run yet", len(l.jobs))
 	case len(l.jobs) == 1:
 		text = fmt.Sprintf("1 job, last success %s ago", short(oldest))
 	default:
 		text = fmt.Sprintf("%d jobs, last success %s ago at most", len(l.jobs), short(oldest))
 	}
-	// A '|' in the text (a path in an error) would start the performance
-	// data early.
-	line := "EVERY " + worst.String() + ": " + strings.ReplaceAll(text, "|", "/")
-	if len(perf) > 0 {
-		line += " | " + strings.Join(perf, " ")
+	// Escaped: a name or an error's path must not break the line; and a
+	// '|' in the text would start the performance data early.
+	line := "EVERY " + worst.String() + ": " + strings.ReplaceAll(escaped(text), "|", "/")
+	if kept := nagiosPerf(perf, len(l.jobs), nagiosMax-len(line)-len(" | ")-len("\n")); len(kept) > 0 {
+		texts := make([]string, len(kept))
+		for i, p := range kept {
+			texts[i] = p.text
+		}
+		line += " | " + strings.Join(texts, " ")
 	}
 	fmt.Fprintln(stdout, line)
 	return int(worst)
+}
+
+// perfItem is one job's performance data for --nagios, with what decides
+// whether it is kept when not all of them fit.
+type perfItem struct {
+	h    health
+	age  time.Duration
+	name string
+	text string
+}
+
+// nagiosPerf picks the performance data that fits in room bytes: all of
+// it, in the jobs' order, when it fits; else the count of all the jobs
+// listed, "jobs=N", then the jobs that are not OK, the worst first, then
+// the oldest.
+func nagiosPerf(perf []perfItem, jobs, room int) []perfItem {
+	size := -1
+	for _, p := range perf {
+		size += 1 + len(p.text)
+	}
+	if size <= room {
+		return perf
+	}
+	byNeed := slices.Clone(perf)
+	slices.SortStableFunc(byNeed, func(a, b perfItem) int {
+		switch {
+		case a.h.worse(b.h):
+			return -1
+		case b.h.worse(a.h):
+			return 1
+		}
+		return cmp.Compare(b.age, a.age)
+	})
+	count := perfItem{text: fmt.Sprintf("jobs=%d;;;0", jobs)}
+	kept, size := []perfItem{count}, len(count.text)
+	for _, p := range byNeed {
+		if size+1+len(p.text) > room {
+			break
+		}
+		kept, size = append(kept, p), size+1+len(p.text)
+	}
+	return kept
 }
 
 // seconds is d in seconds for performance data: plain decimal (never the
@@ -551,7 +763,7 @@ func resultText(j jobStatus) string {
 	if j.LastResult == "" {
 		return "-"
 	}
-	return fmt.Sprintf("%s (%d)", j.LastResult, j.LastExitCode)
+	return fmt.Sprintf("%s (%d)", shown(j.LastResult), j.LastExitCode)
 }
 
 func durationText(j jobStatus) string {
@@ -571,7 +783,7 @@ func nextText(j jobStatus, now time.Time) string {
 func runningText(j jobStatus, host string) string {
 	switch {
 	case j.Running && j.Host != "" && j.Host != host:
-		return fmt.Sprintf("yes, pid %d on %s", j.PID, j.Host)
+		return fmt.Sprintf("yes, pid %d on %s", j.PID, shown(j.Host))
 	case j.Running:
 		return fmt.Sprintf("yes, pid %d", j.PID)
 	case j.PID != 0:
@@ -587,4 +799,124 @@ func roughly(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
+}
+
+// nagiosUnknown prints the --nagios line of an error that leaves nothing
+// to judge: a usage error, a bad value, no state directory.
+func nagiosUnknown(w io.Writer, err error) {
+	fmt.Fprintf(w, "EVERY UNKNOWN: %s\n", strings.ReplaceAll(cut(escaped(err.Error()), nagiosTextMax), "|", "/"))
+}
+
+// nagiosAsked reports whether argv (or EVERY_NAGIOS) asks for every status
+// --nagios, read without parsing it, for an argv that does not parse: a
+// monitoring plugin's usage error is still its one UNKNOWN line and exit 3.
+// It skips the values of the options that take one, as split does.
+func nagiosAsked(args []string, getenv func(string) string) bool {
+	i, arity := 0, flagArity(runFlags)
+	before := false // --nagios before status: misplaced, but asked for
+	for ; i < len(args) && args[i] != "status"; i++ {
+		a := args[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
+			return false // a run's schedule or command, not every status
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		before = before || name == "nagios"
+		if arity[name] && !hasValue {
+			i++
+		}
+	}
+	if i >= len(args) {
+		return false
+	}
+	asked, _ := strconv.ParseBool(getenv(envName("nagios")))
+	asked = asked || before
+	arity = flagArity(statusFlags)
+	for i++; i < len(args) && args[i] != "--"; i++ {
+		a := args[i]
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case name == "nagios":
+			// --nagios=junk asks for the plugin too: the value is the error.
+			off, err := strconv.ParseBool(value)
+			asked = !hasValue || err != nil || off
+		case arity[name] && !hasValue:
+			i++
+		}
+	}
+	return asked
+}
+
+// shown is a name or a field from a state file or a marker as every status
+// prints it: as it is when each of its characters is printable, else quoted
+// as Go quotes a string ("\x1b[2J", "a\nb"), so that no control character
+// or terminal escape reaches the terminal, and a quoted name cannot pass
+// for a plain one. (--json is escaped by encoding/json.)
+func shown(s string) string {
+	if printable(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// printable reports whether s can be printed as it is: valid UTF-8, each rune
+// printable, no quote or backslash to make it look escaped.
+func printable(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || r == '"' || r == '\\' || !strconv.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// escaped is a message that may hold words of a state directory (a file's
+// name in an error) with each unprintable character escaped as Go escapes
+// it in a string, and nothing else changed.
+func escaped(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case !strconv.IsPrint(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// cut shortens s to at most n bytes, at a character's boundary, marking
+// the cut with "...".
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	end := n - len("...")
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + "..."
+}
+
+// perfLabel is a job's performance data label: NAME_age, in single quotes
+// when the name is no valid job name (a hand-written record's), with what
+// the format cannot hold ('=', quotes, '|') made '_'.
+func perfLabel(name string) string {
+	if checkName(name) == nil {
+		return name + "_age"
+	}
+	return "'" + strings.Map(func(r rune) rune {
+		if r == '=' || r == '\'' || r == '|' {
+			return '_'
+		}
+		return r
+	}, shown(name)) + "_age'"
 }

@@ -2,6 +2,13 @@
 # Install: source <(every completion bash), or save it as
 # /usr/share/bash-completion/completions/every.
 
+# _every_add reads candidates, one a line, into COMPREPLY, each as it is:
+# never split, globbed or expanded.
+_every_add() {
+    local line
+    while IFS= read -r line; do COMPREPLY+=("$line"); done
+}
+
 _every() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
     # --flag=value: bash splits at "=".
@@ -38,14 +45,17 @@ _every() {
             cmd=$i; break
         fi
     done
+    # A typed word is never evaluated; only ~/ is taken as the shell would.
+    [[ $statedir == "~/"* ]] && statedir=$HOME/${statedir#"~/"}
 
     if [[ -n $cmd ]]; then
         if declare -F _command_offset >/dev/null; then
             _command_offset "$cmd"
         elif ((cmd == COMP_CWORD)); then
-            COMPREPLY=($(compgen -c -- "$cur"))
+            _every_add < <(compgen -c -- "$cur")
         else
-            COMPREPLY=($(compgen -f -- "$cur"))
+            compopt -o filenames 2>/dev/null
+            _every_add < <(compgen -f -- "$cur")
         fi
         return
     fi
@@ -55,8 +65,8 @@ _every() {
     --log-format) COMPREPLY=($(compgen -W 'text json' -- "$cur")); return ;;
     --log-level) COMPREPLY=($(compgen -W 'debug info warn error' -- "$cur")); return ;;
     --signal) COMPREPLY=($(compgen -W 'TERM INT HUP KILL QUIT USR1 USR2' -- "$cur")); return ;;
-    --state-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --state|--lock|--metrics-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --state-dir) compopt -o filenames 2>/dev/null; _every_add < <(compgen -d -- "$cur"); return ;;
+    --state|--lock|--metrics-file) compopt -o filenames 2>/dev/null; _every_add < <(compgen -f -- "$cur"); return ;;
     --tz|--jitter|--delay|--catch-up|--catch-up-max|--max-runs|--retries|--backoff|--backoff-max|--retry-on|--no-retry-on|--max-failures|--timeout|--signal|--kill-after|--name|--output-tail|--state-dir|--state|--lock|--lock-wait|--store|--lock-ttl|--on-failure|--on-failure-after|--on-each-failure|--on-success|--on-recover|--hook-timeout|--ping|--ping-timeout|--ping-fail-after|--metrics-file|--log-format|--log-level|--max-age|--warn-age|-n|--from) return ;;
     esac
 
@@ -65,7 +75,12 @@ _every() {
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '--state-dir --store --json --max-age --warn-age --allow-inactive --nagios --help -h' -- "$cur"))
         else
-            COMPREPLY=($(compgen -W "$(every status --names ${statedir:+--state-dir "$statedir"} 2>/dev/null)" -- "$cur"))
+            # Job names only (SPEC section 8's alphabet), matched as strings:
+            # never passed to compgen -W, which would expand them.
+            local name
+            while IFS= read -r name; do
+                [[ $name =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ && ${#name} -le 128 && $name == "$cur"* ]] && COMPREPLY+=("$name")
+            done < <(every status --names ${statedir:+--state-dir "$statedir"} 2>/dev/null)
         fi ;;
     next)
         [[ $cur == -* ]] && COMPREPLY=($(compgen -W '--align --tz -n --from --help -h' -- "$cur")) ;;
@@ -76,6 +91,8 @@ _every() {
             COMPREPLY=($(compgen -W '--align --tz --jitter --delay --catch-up --catch-up-max --max-runs --retries --backoff --backoff-max --retry-on --no-retry-on --max-failures --timeout --signal --kill-after --name --stdin --quiet-success --output-tail --state-dir --state --no-state --lock --no-lock --lock-wait --store --lock-ttl --on-failure --on-failure-after --on-each-failure --on-success --on-recover --hook-timeout --ping --ping-timeout --ping-fail-after --metrics-file --log-format --log-level --quiet -q --help -h --version' -- "$cur"))
         elif [[ -z $sched ]]; then
             COMPREPLY=($(compgen -W 'status next completion' -- "$cur"))
+        else
+            _every_add < <(compgen -c -- "$cur") # the command, after the schedule
         fi ;;
     esac
 }
