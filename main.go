@@ -149,6 +149,8 @@ func exitStatus(end runner.Exit, stderr io.Writer) (int, os.Signal) {
 		return exitMaxFailures, nil
 	case runner.LockBusy:
 		return exitLockBusy, nil
+	case runner.SlotDone:
+		return 0, nil // a one-shot whose slot another run took care of
 	}
 	report(stderr, fmt.Errorf("internal error: loop ended for no known reason %d", end.Reason))
 	return exitInternal, nil

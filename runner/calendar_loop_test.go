@@ -423,6 +423,7 @@ func TestLoopEarlyWakeWaitsAgain(t *testing.T) {
 		cfg := calendarConfig(t, f, &buf, clock, "* * * * *", "UTC", time.Date(2026, 6, 1, 0, 0, 30, 0, time.UTC))
 		cfg.Clock = &earlyClock{fakeClock: clock}
 		cfg.MaxRuns = 1
+		cfg.CatchUp = CatchUpNone // a one-shot that waits for its slot, as a loop does
 		var deaf time.Duration
 		cfg.SleepUntil = func(at time.Time) {
 			d := at.Sub(clock.Now())

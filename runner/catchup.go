@@ -60,6 +60,9 @@ type StartInput struct {
 	Policy      CatchUp
 	Max         int  // the most slots CatchUpAll runs
 	Interrupted bool // the record's last run was cut short: its slot counts as missed
+	// OneShot says the loop runs once (--max-runs 1): it never waits long
+	// for its slot (see oneShot).
+	OneShot bool
 }
 
 // slots returns the schedule of the start: the calendar, or the grid on anchor.
@@ -80,6 +83,13 @@ type Start struct {
 	// Ahead is how far the record's latest time lies ahead of now, when it
 	// does (ClockMovedBack): by how much, at least, the clock went back.
 	Ahead time.Duration
+	// At, when set, is when the wait for Due ends, Due being a slot that has
+	// passed: a one-shot's run at once (after --delay) for the latest slot.
+	At time.Time
+	// Done says a one-shot found the latest slot, Ran, run already: it runs
+	// nothing, and Due is the next slot, for the log.
+	Done bool
+	Ran  time.Time
 }
 
 // maxCount bounds the counting of missed calendar slots: a per-second
@@ -88,8 +98,50 @@ const maxCount = 100_000
 
 // PlanStart decides the grid, the catch-up and the first slot to wait for.
 // A duration grid starts at once on a fresh start; a calendar schedule waits
-// for its first slot, as cron does.
+// for its first slot, as cron does. A one-shot never waits long (oneShot).
 func PlanStart(in StartInput) Start {
+	s := planStart(in)
+	if in.OneShot && in.Policy != CatchUpNone {
+		// --catch-up none is the wish to run no slot that has passed: such a
+		// one-shot waits for its next slot, as a loop does.
+		s = oneShot(in, s)
+	}
+	return s
+}
+
+// nearSlot is how close a slot must be for a one-shot to wait for it: cron
+// starts a little early or late, and a one-shot it starts just before a slot
+// is meant for that slot.
+func nearSlot(period time.Duration) time.Duration { return min(period/100, time.Second) }
+
+// oneShot turns the plan s into a one-shot's (SPEC 3): it waits for the next
+// slot if that is near; otherwise it runs at once for the latest slot not
+// after now (after --delay on a fresh start, calendar or not), unless the
+// record shows that slot run, and then it runs nothing (Done). A run of that
+// slot in progress on record is left for the lock to tell (busy, or done
+// once it is over): the record is not final yet.
+func oneShot(in StartInput, s Start) Start {
+	fresh := s.Why == Fresh || s.Why == ScheduleChanged
+	g := in.slots(s.Anchor)
+	from := in.Now
+	if fresh {
+		from = from.Add(in.Delay)
+	}
+	next, prev := g.Next(from), g.Prev(from)
+	s.Runs = nil
+	switch rec := in.Record; {
+	case next.Sub(from) <= nearSlot(next.Sub(prev)):
+		s.Due = next
+	case !fresh && !(rec.Running && !in.Interrupted) && Done(rec, in.Interrupted, prev, in.Now, g):
+		s.Due, s.Done, s.Ran = next, true, prev
+	default:
+		s.Due, s.At = prev, from
+	}
+	return s
+}
+
+// planStart is PlanStart for a loop.
+func planStart(in StartInput) Start {
 	rec, now := in.Record, in.Now
 	if rec == nil || rec.Schedule != in.Schedule {
 		why := Fresh

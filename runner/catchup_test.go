@@ -215,3 +215,48 @@ func TestParseCatchUp(t *testing.T) {
 		t.Error("ParseCatchUp(some) succeeded")
 	}
 }
+
+func TestPlanStartOneShot(t *testing.T) {
+	anchor := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	iv := 5 * time.Minute
+	slot := func(k int) time.Time { return anchor.Add(time.Duration(k) * iv) }
+	rec := func(last int, running bool) *state.Record {
+		return &state.Record{Version: 1, Schedule: "5m", Anchor: anchor, LastSlot: slot(last), Running: running}
+	}
+	for _, tt := range []struct {
+		name        string
+		rec         *state.Record
+		now         time.Time
+		delay       time.Duration
+		policy      CatchUp
+		interrupted bool
+		want        Start
+	}{
+		{name: "fresh: at once", now: anchor, want: Start{Anchor: anchor, Due: anchor, At: anchor, Why: Fresh}},
+		{name: "fresh, --delay", now: anchor, delay: time.Minute,
+			want: Start{Anchor: slot(0).Add(time.Minute), Due: slot(0).Add(time.Minute), At: slot(0).Add(time.Minute), Why: Fresh}},
+		{name: "1s before the next slot: waits for it", rec: rec(3, false), now: slot(5).Add(-time.Second),
+			want: Start{Anchor: anchor, Due: slot(5), Missed: 1, Why: Resumed}},
+		{name: "1.1s before: the latest slot at once", rec: rec(3, false), now: slot(5).Add(-1100 * time.Millisecond),
+			want: Start{Anchor: anchor, Due: slot(4), At: slot(5).Add(-1100 * time.Millisecond), Missed: 1, Why: Resumed}},
+		{name: "latest slot run: done", rec: rec(4, false), now: slot(4).Add(time.Minute),
+			want: Start{Anchor: anchor, Due: slot(5), Done: true, Ran: slot(4), Why: Resumed}},
+		{name: "latest slot running: left to the lock", rec: rec(4, true), now: slot(4).Add(time.Minute),
+			want: Start{Anchor: anchor, Due: slot(4), At: slot(4).Add(time.Minute), Why: Resumed}},
+		{name: "latest slot cut short: at once", rec: rec(4, true), now: slot(4).Add(time.Minute), interrupted: true,
+			want: Start{Anchor: anchor, Due: slot(4), At: slot(4).Add(time.Minute), Missed: 1, Why: Resumed}},
+		{name: "--catch-up none: waits, as a loop", rec: rec(3, false), now: slot(4).Add(time.Minute), policy: CatchUpNone,
+			want: Start{Anchor: anchor, Due: slot(5), Missed: 1, Why: Resumed}},
+		{name: "all: the latest only", rec: rec(1, false), now: slot(4).Add(time.Minute), policy: CatchUpAll,
+			want: Start{Anchor: anchor, Due: slot(4), At: slot(4).Add(time.Minute), Missed: 3, Why: Resumed}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := PlanStart(StartInput{Record: tt.rec, Schedule: "5m", Interval: iv, Now: tt.now, Delay: tt.delay, Policy: tt.policy,
+				Max: 10, Interrupted: tt.interrupted, OneShot: true})
+			if !got.Anchor.Equal(tt.want.Anchor) || !got.Due.Equal(tt.want.Due) || !got.At.Equal(tt.want.At) || got.Done != tt.want.Done ||
+				!got.Ran.Equal(tt.want.Ran) || got.Missed != tt.want.Missed || got.Why != tt.want.Why || len(got.Runs) != 0 {
+				t.Fatalf("PlanStart =\n %+v\nwant\n %+v", got, tt.want)
+			}
+		})
+	}
+}

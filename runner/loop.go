@@ -4,9 +4,11 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -93,6 +95,7 @@ const (
 	MaxRuns                       // --max-runs reached
 	MaxFailures                   // --max-failures consecutive failures
 	LockBusy                      // a one-shot run found the lock busy, or its store or state out of reach
+	SlotDone                      // a one-shot found its slot run already: nothing to do
 )
 
 // Exit is how the loop ended. main turns it into an exit status.
@@ -143,6 +146,9 @@ type loop struct {
 	runAsked bool
 	// tail keeps the running run's output, when a feature needs it.
 	tail *Tail
+	// first, when set, is when the first wait ends, before its slot: a
+	// one-shot's run at once for a slot that has passed.
+	first time.Time
 }
 
 // startLoadBound is how long the start-up read of the record may take.
@@ -167,9 +173,12 @@ func Loop(ctx context.Context, cfg Config) Exit {
 		cfg.Clock = systemClock{}
 	}
 	l := &loop{cfg: cfg, log: cfg.Logger, offset: cfg.Clock.Offset(), suspended: cfg.Clock.Suspended()}
-	queue, due, stop := l.begin(ctx)
-	if stop != nil {
+	queue, due, done, stop := l.begin(ctx)
+	switch {
+	case stop != nil:
 		return Exit{Reason: Stopped, Signal: stop}
+	case done:
+		return Exit{Reason: SlotDone}
 	}
 	for {
 		var (
@@ -199,6 +208,8 @@ func Loop(ctx context.Context, cfg Config) Exit {
 			// A one-shot that cannot run now (busy lock, store or state out
 			// of reach) says so at once, as flock -n does.
 			return Exit{Reason: LockBusy}
+		case out.done && cfg.MaxRuns == 1:
+			return Exit{Reason: SlotDone} // another instance ran it meanwhile
 		case !out.ran:
 		case cfg.MaxFailures > 0 && l.failures >= cfg.MaxFailures:
 			return Exit{Reason: MaxFailures, Last: out.res}
@@ -209,8 +220,10 @@ func Loop(ctx context.Context, cfg Config) Exit {
 }
 
 // begin reads the record and plans the start: the slots to catch up at once,
-// and the first slot to wait for, on the loop's timeline.
-func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, stop os.Signal) {
+// and the first slot to wait for, on the loop's timeline; or, for a one-shot
+// whose slot has run already, done: nothing to run. It logs the plan
+// (ready).
+func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, done bool, stop os.Signal) {
 	var rec *state.Record
 	if l.cfg.Store != nil {
 		// Bounded: a store that does not answer must not delay the first
@@ -220,23 +233,34 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, sto
 		rec, stop, _ = l.load(lctx)
 		cancel()
 		if stop != nil {
-			return nil, due, stop
+			return nil, due, false, stop
 		}
 	}
 	interrupted := rec != nil && rec.Running && !l.holderAlive(rec, false)
+	now := l.now()
 	plan := PlanStart(StartInput{Record: rec, Schedule: l.cfg.Schedule, Interval: l.cfg.Interval, Calendar: l.cfg.Calendar,
-		Now: l.now(), Delay: l.cfg.Delay, Policy: l.cfg.CatchUp, Max: l.cfg.CatchUpMax, Interrupted: interrupted})
+		Now: now, Delay: l.cfg.Delay, Policy: l.cfg.CatchUp, Max: l.cfg.CatchUpMax, Interrupted: interrupted,
+		OneShot: l.cfg.MaxRuns == 1})
 	if rec != nil {
 		l.rec = *rec
 	}
 	l.setGrid(plan.Anchor)
+	l.first = plan.At
 	if o := l.cfg.Observer; o != nil {
-		o.Began(l.rec, plan.Due)
+		next := plan.Due
+		if !plan.At.IsZero() {
+			next = plan.At
+		}
+		o.Began(l.rec, next)
 	}
 	policy := l.cfg.CatchUp.String()
 	switch {
 	case plan.Missed > 0:
-		l.log.Info("slots missed while not running", "event", "catch_up", "missed", plan.Missed, "policy", policy, "runs", len(plan.Runs), "interrupted", interrupted)
+		runs := len(plan.Runs)
+		if !plan.At.IsZero() {
+			runs++ // a one-shot's run at once
+		}
+		l.log.Info("slots missed while not running", "event", "catch_up", "missed", plan.Missed, "policy", policy, "runs", runs, "interrupted", interrupted)
 	case plan.Why == ClockMovedBack:
 		// SPEC 9: a clock set back is not corruption. The record is kept,
 		// its slot counts as run, and the grid starts again from now.
@@ -247,8 +271,54 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, sto
 	case plan.Why == ScheduleChanged:
 		l.log.Info(plan.Why.String()+", starting on a new grid", "event", "catch_up", "missed", 0, "policy", policy, "reason", plan.Why.String())
 	}
+	l.ready(plan, now)
 	l.mark = l.seen
-	return plan.Runs, plan.Due, nil
+	if plan.Done {
+		l.log.Info("slot already run, nothing to do", "event", "skip", "reason", "done", "count", 1,
+			"slot", l.label(plan.Ran).UTC(), "next", l.label(plan.Due).UTC())
+		l.skipped("done", 1, plan.Due)
+		return nil, plan.Due, true, nil
+	}
+	return plan.Runs, plan.Due, false, nil
+}
+
+// ready logs the start's plan: the schedule, the first slot to run and how
+// far off its run is (0s: at once, for a slot missed), so that a job that
+// waits hours for its first slot is not silent. For a one-shot with nothing
+// to run, the slot after the one run already.
+func (l *loop) ready(plan Start, now time.Time) {
+	first, at := plan.Due, plan.Due
+	switch {
+	case len(plan.Runs) > 0:
+		first, at = plan.Runs[0], now
+	case !plan.At.IsZero():
+		at = plan.At
+	}
+	l.log.Info("ready", "event", "ready", "schedule", l.cfg.Schedule, "first", l.label(first).UTC(), "in", roughly(at.Sub(now)))
+}
+
+// roughly writes a wait as people read it, as every next does: to the
+// millisecond under a minute, else in days, hours, minutes and seconds
+// without the zero units (33m, not 33m0s; 1d7h, not 31h0m0s).
+func roughly(d time.Duration) string {
+	if d <= 0 {
+		return "0s"
+	}
+	if d < time.Minute {
+		return d.Round(time.Millisecond).String()
+	}
+	d = d.Round(time.Second)
+	var b strings.Builder
+	for _, u := range []struct {
+		unit string
+		size time.Duration
+	}{{"d", 24 * time.Hour}, {"h", time.Hour}, {"m", time.Minute}, {"s", time.Second}} {
+		if n := d / u.size; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.unit)
+			d -= n * u.size
+		}
+	}
+	return b.String()
 }
 
 // idle waits for slot due (plus jitter) or for SIGUSR1, and returns the slots
@@ -266,8 +336,14 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 		jitter = time.Duration(l.cfg.Rand() * float64(l.cfg.Jitter))
 	}
 	early := l.earlyWake()
+	base := due
+	if !l.first.IsZero() {
+		// A one-shot's run at once for a slot passed: its --delay and
+		// --jitter count from now, not from the slot.
+		base, l.first = l.first, time.Time{}
+	}
 	for {
-		wake := due.Add(jitter)
+		wake := base.Add(jitter)
 		if l.cfg.Release != nil && wake.Sub(l.now()) >= l.cfg.ReleaseAfter {
 			l.cfg.Release()
 		}

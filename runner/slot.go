@@ -23,6 +23,7 @@ type outcome struct {
 	// unavailable says the slot was skipped because the lock was busy, or the
 	// store or the state could not be reached.
 	unavailable bool
+	done        bool      // the slot was skipped: another instance ran it already
 	res         Result    // the run's result, if it ran
 	next        time.Time // the slot to wait for next
 	stop        os.Signal // a stop signal that came meanwhile
@@ -168,7 +169,7 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 	if startDone {
 		out.stopBy(l.save(ctx, l.rec, out.stop != nil))
 	}
-	l.logFinish(res, attempts, end.Sub(now))
+	l.logFinish(res, attempts, end.Sub(now), failedBefore)
 	l.told(slot, now, end, res, attempts, lease, failedBefore, out)
 }
 
@@ -297,9 +298,16 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 			}
 		}
 		if !manual && Done(rec, interrupted, l.label(slot), l.label(now), l.labelled()) {
-			l.log.Debug("slot already run", "event", "skip", "reason", "done", "count", 1, "slot", l.label(slot).UTC())
 			l.rec = *rec
-			out.next = l.notPast(out.next)
+			out.next, out.done = l.notPast(out.next), true
+			if l.cfg.MaxRuns == 1 {
+				// A one-shot ends with it: it says so, as its ready line
+				// would have if the run had been over then.
+				l.log.Info("slot already run, nothing to do", "event", "skip", "reason", "done", "count", 1,
+					"slot", l.label(slot).UTC(), "next", l.label(out.next).UTC())
+			} else {
+				l.log.Debug("slot already run", "event", "skip", "reason", "done", "count", 1, "slot", l.label(slot).UTC())
+			}
 			l.skipped("done", 1, out.next)
 			return slot, true
 		}
@@ -360,8 +368,10 @@ func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
 
 // logFinish logs the end of a run. A failure like the one before is logged
 // at debug, and summarised, so that a job failing at every 10ms slot does not
-// flood the log; the success that ends a series of failures says how many.
-func (l *loop) logFinish(res Result, attempts int, d time.Duration) {
+// flood the log; the success that ends a streak of failures (failedBefore,
+// the record's, so a streak begun before a restart counts) says how many, at
+// warn, as the failures were: -q shows the end of every failure it showed.
+func (l *loop) logFinish(res Result, attempts int, d time.Duration, failedBefore int) {
 	attrs := []any{"event", "finish", "result", string(res.Outcome), "exit_code", res.ExitCode,
 		"duration_ms", d.Milliseconds(), "attempts", attempts}
 	if res.Signal != 0 {
@@ -375,9 +385,9 @@ func (l *loop) logFinish(res Result, attempts int, d time.Duration) {
 		l.repeated(&l.outages.failing, key, 1, slog.LevelWarn, "run finished", attrs...)
 		return
 	}
-	if total, _, _, ok := l.outages.failing.end(); ok {
-		// At warn, as the failures were: -q shows the end of what it showed.
-		attrs = append(attrs, "after_failures", total)
+	total, _, _, _ := l.outages.failing.end()
+	if n := max(total, failedBefore); n > 0 {
+		attrs = append(attrs, "after_failures", n)
 		l.log.Warn("run finished", attrs...)
 		return
 	}

@@ -100,17 +100,17 @@ func TestLoopRestartKeepsPhase(t *testing.T) {
 		// Two runs (at +0 and +90s), then a stop at +120s.
 		runFor(cfg, 120*time.Second)
 		// A restart 30s after the last run waits 60s for the next slot.
-		cfg.MaxRuns = 1
+		cfg.MaxRuns = 2
 		end := Loop(context.Background(), cfg)
 		if end.Reason != MaxRuns {
 			t.Fatalf("end = %+v", end)
 		}
-		want := []time.Duration{0, 90 * time.Second, 180 * time.Second}
+		want := []time.Duration{0, 90 * time.Second, 180 * time.Second, 270 * time.Second}
 		if got := offsets(f.starts(), origin); !slices.Equal(got, want) {
 			t.Fatalf("starts %v, want %v", got, want)
 		}
 		rec := store.get()
-		if rec.Runs != 3 || rec.Running || rec.LastResult != "success" || !rec.Anchor.Equal(origin) {
+		if rec.Runs != 4 || rec.Running || rec.LastResult != "success" || !rec.Anchor.Equal(origin) {
 			t.Errorf("record %+v", rec)
 		}
 		if got := f.calls[2].env["EVERY_RUN"]; got != "3" {
@@ -181,7 +181,7 @@ func TestLoopInterruptedRunIsCaughtUp(t *testing.T) {
 		cfg := testConfig(f, &bytes.Buffer{}, nil)
 		cfg.Store, cfg.Host, cfg.PID = store, "here", 4242
 		cfg.Lock = &memLock{}
-		cfg.MaxRuns = 1
+		cfg.MaxRuns = 2 // not a one-shot, which runs the latest slot only
 		cfg.CatchUp = CatchUpAll
 		cfg.CatchUpMax = 10
 		Loop(context.Background(), cfg)
@@ -191,7 +191,7 @@ func TestLoopInterruptedRunIsCaughtUp(t *testing.T) {
 			t.Errorf("first catch-up slot %s, want the interrupted one", f.calls[0].env["EVERY_SLOT"])
 		}
 		rec := store.get()
-		if rec.Runs != 8 || rec.Failures != 1 || rec.ConsecutiveFailures != 0 || rec.LastResult != "success" {
+		if rec.Runs != 9 || rec.Failures != 1 || rec.ConsecutiveFailures != 0 || rec.LastResult != "success" {
 			t.Errorf("record %+v: the cut-short run counts as a failure, then this one succeeded", rec)
 		}
 	})
