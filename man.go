@@ -103,7 +103,7 @@ var logEvents = []logEvent{
 	{"retry", nil, "warn (info with `--quiet-success`)", []string{"attempt", "wait_ms", "error"}, "an attempt failed and another follows after `wait_ms`"},
 	{"skip", []string{"overrun"}, "warn", []string{"reason", "next", "late_ms"}, "a run went past slots, or a wake-up came late (a SIGSTOP, a starved machine: `late_ms`), and the slots passed are skipped; `next` is the slot it waits for"},
 	{"skip", []string{"locked"}, "info (debug while waiting with `--lock-wait`)", []string{"reason", "holder_pid", "holder_host", "wait_ms"}, "the lock was busy; the holder comes from the job's record (0 and \"\" when unknown, as for a lock held by flock(1))"},
-	{"skip", []string{"done"}, "debug", []string{"reason", "slot"}, "another instance already ran this slot"},
+	{"skip", []string{"done"}, "debug in a loop; info when it ends a one-shot", []string{"reason", "count", "slot", "next"}, "another instance already ran this slot; a one-shot then exits 0, and says which slot comes `next`"},
 	{"skip", []string{"state"}, "error", []string{"reason", "state", "error"}, "the state could not be read (I/O error, permission, store timeout): the slot is skipped, the record never replaced"},
 	{"skip", []string{"store"}, "error", []string{"reason", "error"}, "with `--store`, Redis could not be reached"},
 	{"catch_up", []string{"schedule changed", "clock moved back"}, "info (warn for `clock moved back`)", []string{"missed", "policy", "runs", "interrupted", "reason", "step", "state_time", "next"}, "at start: slots were missed while no every ran (`interrupted`: the last run was cut short), or a new grid starts: the schedule changed, or the state's times lie ahead of the wall clock (`step` how far, `state_time` its latest time, `next` the new grid's first slot)"},
@@ -117,8 +117,7 @@ var logEvents = []logEvent{
 	{"hook", nil, "info, warn if it failed", []string{"hook", "result", "exit_code", "duration_ms", "error"}, "a hook ended"},
 	{"ping", nil, "warn (debug when sent)", []string{"host", "ping", "status", "error", "attempts", "queue"}, "a ping failed (`ping` is its kind: `start`, `fail`, `log` or an exit status) or was dropped; the URL's path is never logged"},
 	{"metrics", nil, "error, then warn; info when it works again", []string{"metrics_file", "error"}, "the metrics file could not be written"},
-	// lead: event=ready (the first slot, at start) joins here when it is
-	// built; TestLogEventsMatchCode fails until it does.
+	{"ready", nil, "info", []string{"schedule", "first", "in"}, "once, at start: the first slot to run and how long until its run (`0s`: at once, for a slot missed); for a one-shot with nothing to run, the next slot, followed by its `skip reason=done` line"},
 }
 
 // roff escapes text for a roff line: backslashes, dashes (so options can be
