@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -78,6 +80,10 @@ func Exec(ctx context.Context, a Attempt) Result {
 	}
 	cmd.SysProcAttr = sysProcAttr()
 	esc, err := procs.start(cmd)
+	if errors.Is(err, syscall.ENOEXEC) && !binary(cmd.Path) {
+		cmd = viaShell(cmd)
+		esc, err = procs.start(cmd)
+	}
 	if out != nil {
 		out.start(err == nil)
 	}
@@ -149,6 +155,9 @@ func command(argv []string) *exec.Cmd {
 		return cmd
 	}
 	cmd := exec.Command(name, argv[1:]...)
+	if errors.Is(cmd.Err, exec.ErrNotFound) {
+		cmd.Err = notRunnable(name, cmd.Err)
+	}
 	paths.Lock()
 	if cmd.Err == nil && filepath.IsAbs(cmd.Path) {
 		if paths.m == nil {
@@ -160,6 +169,86 @@ func command(argv []string) *exec.Cmd {
 	}
 	paths.Unlock()
 	return cmd
+}
+
+// LookPath finds the command name as execvp(3) does, and as the start-up
+// check and each run find it: exec.LookPath, except that a name that is in
+// $PATH but cannot be executed there (a directory, a file without the x
+// bit) is not "not found" (127) but "permission denied" or "is a
+// directory" (126), as timeout(1) and execvp(3) report it.
+func LookPath(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if errors.Is(err, exec.ErrNotFound) {
+		err = notRunnable(name, err)
+	}
+	return path, err
+}
+
+// notRunnable is why name, not found as an executable in $PATH, cannot be
+// run: the first match there that is no executable file, or else notFound.
+func notRunnable(name string, notFound error) error {
+	if strings.Contains(name, "/") {
+		return notFound
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "." // as the shell reads an empty element
+		}
+		st, err := os.Stat(filepath.Join(dir, name))
+		switch {
+		case err != nil:
+		case st.IsDir():
+			return &exec.Error{Name: name, Err: syscall.EISDIR}
+		default:
+			return &exec.Error{Name: name, Err: fs.ErrPermission}
+		}
+	}
+	return notFound
+}
+
+// viaShell is cmd run by /bin/sh, for a file the kernel will not execute
+// (ENOEXEC: a script without "#!"), as execvp(3), timeout(1) and cron run
+// it: sh reads the file as a script, with the command's arguments, in the
+// same process group, with the same parent-death signal and descriptors.
+// The file keeps its name as sh's $0.
+func viaShell(cmd *exec.Cmd) *exec.Cmd {
+	script := cmd.Path
+	if strings.HasPrefix(script, "-") {
+		script = "./" + script // a file, never an option of sh
+	}
+	return &exec.Cmd{
+		Path:        shell,
+		Args:        append([]string{shell, script}, cmd.Args[1:]...),
+		Env:         cmd.Env,
+		Dir:         cmd.Dir,
+		Stdin:       cmd.Stdin,
+		Stdout:      cmd.Stdout,
+		Stderr:      cmd.Stderr,
+		SysProcAttr: cmd.SysProcAttr,
+	}
+}
+
+// shell runs the scripts the kernel will not execute, as execvp(3)'s
+// _PATH_BSHELL.
+const shell = "/bin/sh"
+
+// binary reports whether path looks like a program rather than a script:
+// a NUL byte in its first line, as bash tells them apart. Such a file (a
+// program for another machine) is not handed to sh, which would try to read
+// it as a script: it stays "exec format error", 126.
+func binary(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false // sh says why it cannot read it
+	}
+	defer f.Close()
+	buf := make([]byte, 80)
+	n, _ := io.ReadFull(f, buf)
+	line := buf[:n]
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	return bytes.IndexByte(line, 0) >= 0
 }
 
 // regularFile reports whether path is a regular file (not a directory that
