@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/everycli/every/ping"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/schedule"
 )
@@ -437,6 +438,8 @@ func (o *options) pingURL(name string) *url.URL {
 		o.err = usagef("bad %s: give an http or https URL with a host, such as https://hc-ping.com/UUID (got scheme %q, host %q)", o.label(name), u.Scheme, u.Host)
 	case u.User != nil:
 		o.err = usagef("bad %s: no user or password in the URL, please; the service takes the key in its path", o.label(name))
+	case ping.CheckHost(u) != nil:
+		o.err = usagef("bad %s: %v; give the check's ping URL, such as https://hc-ping.com/UUID", o.label(name), ping.CheckHost(u))
 	}
 	return u
 }
