@@ -122,6 +122,7 @@ func newPinger(cfg Config, backoff time.Duration) *Pinger {
 	if p.client == nil {
 		p.client = newClient(cfg.Timeout)
 	}
+	p.client = noRedirects(p.client)
 	go p.send()
 	return p
 }
