@@ -41,6 +41,9 @@ type Attempt struct {
 	// descriptors themselves.
 	Output *Tail
 	Hold   bool
+	// warnings, the loop's, summarise the warnings Exec logs across its
+	// runs; nil: each is logged as if it were the first.
+	warnings *execWarnings
 }
 
 // ExecFunc runs one attempt to its end. When ctx ends, the attempt is stopped as
@@ -108,7 +111,10 @@ func Exec(ctx context.Context, a Attempt) Result {
 		waited <- err
 	}()
 
-	sv := &supervisor{a: a, cmd: cmd, pgid: pgid, esc: esc, outcome: Success}
+	sv := &supervisor{a: a, cmd: cmd, pgid: pgid, esc: esc, outcome: Success, warn: a.warnings}
+	if sv.warn == nil {
+		sv.warn = &execWarnings{}
+	}
 	res := sv.supervise(ctx, waited)
 	if out != nil {
 		// The tree is dead and swept: the pipes' ends come at once, but for
@@ -271,6 +277,8 @@ type supervisor struct {
 	grace   *time.Timer    // from the stop signal to SIGKILL
 	graceC  <-chan time.Time
 	tick    *time.Ticker // escapees that appear while stopping get the signal too
+	warn    *execWarnings
+	killed  bool // the grace ran out: SIGKILL went to what was left
 }
 
 // supervise runs until the command's leader has ended, then sweeps what it
@@ -283,6 +291,7 @@ func (s *supervisor) supervise(ctx context.Context, waited <-chan error) Result 
 		case err := <-waited:
 			s.stopTimers()
 			s.sweep()
+			s.endWarnings()
 			return classify(s.cmd, err, s.outcome)
 		case <-ctxDone:
 			ctxDone = nil
@@ -295,11 +304,13 @@ func (s *supervisor) supervise(ctx context.Context, waited <-chan error) Result 
 				// The lease expires before its loss reached ctx: same cause.
 				s.outcome = LostLock
 			}
-			s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "reason", "lease expiring")
+			s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "reason", "lease_expiring")
 			s.send(syscall.SIGKILL)
 		case <-s.graceC:
 			s.graceC = nil
-			s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "after_ms", s.a.KillAfter.Milliseconds())
+			s.killed = true
+			logRepeated(s.a.Logger, &s.warn.graceKill, "grace", 1, slog.LevelWarn, "killing the process group",
+				"event", "kill", "pgid", s.pgid, "reason", "kill_after", "after_ms", s.a.KillAfter.Milliseconds())
 			s.send(syscall.SIGKILL)
 		case <-s.ticks():
 			s.esc.signal(s.level)
@@ -310,13 +321,17 @@ func (s *supervisor) supervise(ctx context.Context, waited <-chan error) Result 
 // ended stops the command when the attempt's context ends: its timeout, or
 // the lock lost.
 func (s *supervisor) ended(ctx context.Context) {
-	if s.outcome != Interrupted {
-		event := "timeout"
+	switch {
+	case s.outcome == Interrupted:
+	case errors.Is(context.Cause(ctx), ErrLostLock):
+		// Not a timeout: the loop has logged the loss, a safety event
+		// logged each time.
+		s.outcome = LostLock
+		s.a.Logger.Warn("attempt stopped", "event", "lock_error", "reason", string(s.outcome), "signal", SignalName(s.a.Signal), "pgid", s.pgid)
+	default:
 		s.outcome = Timeout
-		if errors.Is(context.Cause(ctx), ErrLostLock) {
-			s.outcome, event = LostLock, "lock_error" // not a timeout: the loop has logged the loss
-		}
-		s.a.Logger.Warn("attempt stopped", "event", event, "reason", string(s.outcome), "signal", SignalName(s.a.Signal), "pgid", s.pgid)
+		logRepeated(s.a.Logger, &s.warn.timedOut, "timeout", 1, slog.LevelWarn, "attempt stopped",
+			"event", "timeout", "reason", string(s.outcome), "signal", SignalName(s.a.Signal), "pgid", s.pgid)
 	}
 	s.stop(s.a.Signal)
 }
@@ -329,7 +344,7 @@ func (s *supervisor) signalled(sig os.Signal) {
 	case !isStop(sg):
 		_ = syscall.Kill(-s.pgid, sg)
 	case s.outcome == Interrupted:
-		s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "reason", "second signal")
+		s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "reason", "second_signal")
 		s.send(syscall.SIGKILL)
 	default:
 		s.outcome = Interrupted
@@ -361,11 +376,29 @@ func (s *supervisor) stop(sig syscall.Signal) {
 
 // sweep kills whatever left the group, as in a systemd service's control
 // group once its main process has exited.
+// Processes left behind at every run are summarised: count is how many
+// were killed since the last line.
 func (s *supervisor) sweep() {
-	if n, survive := s.esc.kill(); survive > 0 {
+	n, survive := s.esc.kill()
+	switch {
+	case survive > 0:
 		s.a.Logger.Error("processes the command left behind survive SIGKILL", "event", "kill", "count", survive, "after_ms", sweepBound.Milliseconds())
-	} else if n > 0 && s.level == 0 {
-		s.a.Logger.Warn("killed processes the command left behind", "event", "kill", "count", n, "reason", "left behind")
+	case n > 0 && s.level == 0:
+		logRepeated(s.a.Logger, &s.warn.leftBehind, "left_behind", n, slog.LevelWarn, "killed processes the command left behind",
+			"event", "kill", "reason", "left_behind")
+	case n == 0:
+		logEnded(s.a.Logger, &s.warn.leftBehind, false, "the command leaves no processes behind again", "event", "kill", "reason", "left_behind")
+	}
+}
+
+// endWarnings ends the summaries of the warnings this attempt did not give:
+// it ended within its timeout, or without needing SIGKILL after the grace.
+func (s *supervisor) endWarnings() {
+	if s.outcome != Timeout {
+		logEnded(s.a.Logger, &s.warn.timedOut, false, "attempts end within their timeout again", "event", "timeout", "reason", "timeout")
+	}
+	if !s.killed {
+		logEnded(s.a.Logger, &s.warn.graceKill, false, "stopped attempts end within --kill-after again", "event", "kill", "reason", "kill_after")
 	}
 }
 
