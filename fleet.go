@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -186,8 +187,56 @@ func (f *fleet) check(ctx context.Context) (fatal, transient error) {
 		redis.IsMaxClientsError(err) || redis.IsClusterDownError(err):
 	case errors.As(err, &redisErr):
 		return fmt.Errorf("redis at %s refused the connection: %v; check the database number and options in --store", f.server, err), nil
+	case !errors.Is(err, context.DeadlineExceeded) && !timeout(err):
+		// The server answered, or hung up: if what it says is not Redis's
+		// protocol at all (an HTTP server, an SSH banner), no retry will
+		// make it Redis.
+		if answer, ok := f.notRedis(); ok {
+			return fmt.Errorf("%s is not a Redis server: it answered %q; check the host and port in --store", f.server, answer), nil
+		}
 	}
 	return nil, fmt.Errorf("redis at %s: %w", f.server, err)
+}
+
+// timeout reports whether err is a network timeout.
+func timeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// redisTypes are the bytes a Redis reply starts with: RESP2's and RESP3's
+// types.
+const redisTypes = "+-:$*_#,(!=%~|>"
+
+// notRedis asks the server for PING on a connection of its own, and
+// returns the start of its answer when that answer is not in Redis's
+// protocol: its first byte is none of RESP's types. A server that says
+// nothing, or hangs up, or cannot be reached, may be a Redis on its way up:
+// that is not known to be no Redis. The answer is decided on its bytes,
+// not on the words of a go-redis error.
+func (f *fleet) notRedis() (answer string, ok bool) {
+	opt := f.client.Options()
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	conn, err := opt.Dialer(ctx, opt.Network, opt.Addr)
+	if err != nil {
+		return "", false
+	}
+	defer conn.Close()
+	deadline, _ := ctx.Deadline()
+	_ = conn.SetDeadline(deadline)
+	// A server that speaks first (a banner) has its say before PING is
+	// read, and the answer is that all the same.
+	if _, err := conn.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		return "", false
+	}
+	buf := make([]byte, 64)
+	n, _ := conn.Read(buf)
+	if n == 0 || strings.IndexByte(redisTypes, buf[0]) >= 0 {
+		return "", false
+	}
+	line, _, _ := strings.Cut(string(buf[:n]), "\n")
+	return strings.TrimSuffix(line, "\r"), true
 }
 
 // noPassword makes sure an error message carries no password, whatever a

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -99,7 +98,7 @@ func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
 // start checks the command and the job's files, and runs the loop.
 func start(st settings, stderr io.Writer) (int, os.Signal) {
 	cfg := &st.cfg
-	path, err := exec.LookPath(cfg.Command[0])
+	path, err := runner.LookPath(cfg.Command[0])
 	if err != nil {
 		report(stderr, fmt.Errorf("cannot run %q: %w", cfg.Command[0], errors.Unwrap(err)))
 		return runner.StartErrorCode(err), nil

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/everycli/every/ping"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/schedule"
 )
@@ -122,7 +123,7 @@ var runFlags = []cli.Flag{
 	stringOf(&cli.StringFlag{Name: "name", Category: catCommand, Usage: "job `NAME` for logs, lock and state", DefaultText: "command base name + hash of argv"}),
 	boolFlag(catCommand, "stdin", "give the command every's stdin, not /dev/null"),
 	boolFlag(catCommand, "quiet-success", "print a run's output only if it failed, as chronic(1) does (implies -q)"),
-	stringFlag(catCommand, "output-tail", "10000", "keep the last `N` bytes of a run's output for --quiet-success, --ping and hooks"),
+	stringFlag(catCommand, "output-tail", "10000", "keep the last `N` bytes (at most 16 MiB) of a run's output for --quiet-success, --ping and hooks"),
 	describedDefault(stringFlag(catFiles, "state-dir", "", "`DIR` for state and lock files"), "$XDG_STATE_HOME/every, ~/.local/state/every, /var/lib/every for root"),
 	describedDefault(stringFlag(catFiles, "state", "", "state file `PATH`"), "DIR/NAME.json"),
 	boolFlag(catFiles, "no-state", "keep no state: no catch-up, no restart memory"),
@@ -423,6 +424,8 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) 
 		return st, usagef("bad %s %q: give a duration of at least 100ms, such as 30s", o.label("lock-ttl"), o.get("lock-ttl"))
 	case cfg.OutputTail < 1:
 		return st, usagef("bad %s %q: keep at least 1 byte of output, such as 10000", o.label("output-tail"), o.get("output-tail"))
+	case cfg.OutputTail > runner.MaxOutputTail:
+		return st, usagef("bad %s %q: keep at most %d bytes (16 MiB) of output; for all of it, have the command write a log file of its own", o.label("output-tail"), o.get("output-tail"), runner.MaxOutputTail)
 	case cfg.Hooks.Timeout <= 0:
 		return st, usagef("bad %s %q: give a hook time to run, such as 30s", o.label("hook-timeout"), o.get("hook-timeout"))
 	case st.pingTimeout <= 0:
@@ -476,6 +479,8 @@ func (o *options) pingURL(name string) *url.URL {
 		o.err = usagef("bad %s: give an http or https URL with a host, such as https://hc-ping.com/UUID (got scheme %q, host %q)", o.label(name), u.Scheme, u.Host)
 	case u.User != nil:
 		o.err = usagef("bad %s: no user or password in the URL, please; the service takes the key in its path", o.label(name))
+	case ping.CheckHost(u) != nil:
+		o.err = usagef("bad %s: %v; give the check's ping URL, such as https://hc-ping.com/UUID", o.label(name), ping.CheckHost(u))
 	}
 	return u
 }

@@ -85,7 +85,7 @@ complete -c every -n '__every_in run sched' -l kill-after -x -d 'SIGKILL what is
 complete -c every -n '__every_in run sched' -l name -x -d 'job NAME for logs, lock and state'
 complete -c every -n '__every_in run sched' -l stdin -d 'give the command every\'s stdin, not /dev/null'
 complete -c every -n '__every_in run sched' -l quiet-success -d 'print a run\'s output only if it failed, as chronic(1) does (implies -q)'
-complete -c every -n '__every_in run sched' -l output-tail -x -d 'keep the last N bytes of a run\'s output for --quiet-success, --ping and hooks'
+complete -c every -n '__every_in run sched' -l output-tail -x -d 'keep the last N bytes (at most 16 MiB) of a run\'s output for --quiet-success, --ping and hooks'
 complete -c every -n '__every_in run sched' -l state-dir -x -a '(__fish_complete_directories)' -d 'DIR for state and lock files'
 complete -c every -n '__every_in run sched' -l state -r -F -d 'state file PATH'
 complete -c every -n '__every_in run sched' -l no-state -d 'keep no state: no catch-up, no restart memory'

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -122,6 +123,7 @@ func newPinger(cfg Config, backoff time.Duration) *Pinger {
 	if p.client == nil {
 		p.client = newClient(cfg.Timeout)
 	}
+	p.client = noRedirects(p.client)
 	go p.send()
 	return p
 }
@@ -257,12 +259,47 @@ func (p *Pinger) Close(bound time.Duration) {
 }
 
 // redact returns s with the URL's path and query cut out, wherever an error
-// from the transport may have quoted them.
+// from the transport may have quoted them: whole, escaped or not, or the
+// query as a request encodes it (its keys sorted), or any one of their parts
+// long enough to be a secret (a path segment, a query value).
 func (p *Pinger) redact(s string) string {
-	for _, secret := range []string{p.cfg.URL.EscapedPath(), p.cfg.URL.Path, p.cfg.URL.RawQuery} {
-		if len(strings.Trim(secret, "/")) > 0 {
-			s = strings.ReplaceAll(s, secret, "/…")
-		}
+	for _, secret := range p.secrets() {
+		s = strings.ReplaceAll(s, secret, "…")
 	}
 	return s
+}
+
+// secretPart is the shortest path segment or query value that redact cuts
+// out on its own: a check's UUID or ping key is far longer, and shorter
+// parts (ping, create=1) would cut words out of messages.
+const secretPart = 8
+
+// secrets are the forms of the URL's path and query that redact cuts out,
+// longest first, so that a part never leaves the rest of a whole behind.
+func (p *Pinger) secrets() []string {
+	u := p.cfg.URL
+	seen := map[string]bool{}
+	var out []string
+	add := func(form string, min int) {
+		if len(strings.Trim(form, "/")) >= min && !seen[form] {
+			seen[form] = true
+			out = append(out, form)
+		}
+	}
+	for _, whole := range []string{u.EscapedPath(), u.Path, u.RawQuery, u.Query().Encode()} {
+		add(whole, 1)
+	}
+	for _, seg := range strings.Split(u.EscapedPath(), "/") {
+		unescaped, _ := url.PathUnescape(seg)
+		add(seg, secretPart)
+		add(unescaped, secretPart)
+	}
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			add(v, secretPart)
+			add(url.QueryEscape(v), secretPart)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
 }

@@ -592,30 +592,76 @@ func TestRefused(t *testing.T) {
 }
 
 // TestSecretNotLogged checks that no log line, at any level, holds the URL's
-// path or query, whatever the error: a status, a bad URL, a refused connection.
+// path or query, whatever the error: a status, a bad URL, a refused
+// connection, a transport whose own error quotes the URL. Two layers hide
+// them, and each is needed: describe drops the URL that *url.Error quotes
+// (no line quotes the request's URL, even redacted), and redact cuts the path
+// and query out of whatever the error underneath says (a proxy's, say),
+// in whatever order the query was encoded.
 func TestSecretNotLogged(t *testing.T) {
-	rec := newRecorder(t, func(int, http.ResponseWriter) int { return http.StatusNotFound })
-	u := rec.url(t)
-	u.RawQuery = "create=1&key=" + check
-	p, logs := start(t, Config{URL: u}, slog.LevelDebug)
-	p.Started(runner.Run{})
-	p.Finished(success)
-	rec.next(t)
-	rec.next(t)
-	p.Close(bound)
-	// A URL the transport cannot send: its error quotes it.
-	bad := &url.URL{Scheme: "http", Host: "[::1", Path: "/ping/" + check}
-	p2, logs2 := start(t, Config{URL: bad}, slog.LevelDebug)
-	p2.Finished(success)
-	p2.Close(bound)
-	all := logs.String() + logs2.String()
-	if strings.Contains(all, check) || strings.Contains(all, "/ping") {
-		t.Errorf("the URL's path is in the log:\n%s", all)
+	const key = "k3y-0f-the-check-9d2e" // a secret in the query, sent re-ordered
+	secrets := []string{check, key, "/ping"}
+	withQuery := func(u *url.URL) *url.URL {
+		u.RawQuery = "key=" + key + "&create=1"
+		return u
 	}
-	if !strings.Contains(logs.String(), "host="+u.Host) || len(logs2.lines("level=WARN", "ping failed")) != 1 {
-		t.Errorf("want the host and the failures logged:\n%s", all)
+	rec := newRecorder(t, func(int, http.ResponseWriter) int { return http.StatusNotFound })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := ln.Addr().String()
+	_ = ln.Close()
+	quoting := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return nil, errors.New("proxy refused " + r.URL.String() + " (path " + r.URL.Path + ")")
+	})}
+	tests := []struct {
+		name   string
+		url    *url.URL
+		client *http.Client
+		want   string // in the warning
+	}{
+		{name: "a status", url: withQuery(rec.url(t)), want: "status=404"},
+		// The transport cannot send it: its *url.Error quotes it.
+		{name: "a bad URL", url: withQuery(&url.URL{Scheme: "http", Host: "[::1", Path: "/ping/" + check}),
+			want: `error="missing ']' in host"`},
+		{name: "a refused connection", url: withQuery(&url.URL{Scheme: "http", Host: refused, Path: "/ping/" + check}),
+			want: "connection refused"},
+		{name: "an error that quotes the URL itself", url: withQuery(rec.url(t)), client: quoting,
+			want: `error="proxy refused `},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, logs := start(t, Config{URL: tt.url, Client: tt.client}, slog.LevelDebug)
+			p.Started(runner.Run{})
+			p.Finished(success)
+			p.Close(bound)
+			all := logs.String()
+			for _, s := range secrets {
+				if strings.Contains(all, s) {
+					t.Errorf("%q is in the log:\n%s", s, all)
+				}
+			}
+			// What *url.Error says around the error: the request's URL,
+			// quoted (the quote escaped in a logfmt value).
+			if urlErrorQuote.MatchString(all) {
+				t.Errorf("the request's URL is quoted in the log:\n%s", all)
+			}
+			if w := logs.lines("level=WARN", `msg="ping failed"`, tt.want); len(w) != 1 || !strings.Contains(w[0], "host="+tt.url.Host) {
+				t.Errorf("want one warning naming the host and %s:\n%s", tt.want, all)
+			}
+		})
 	}
 }
+
+// urlErrorQuote is how a *url.Error starts: the method or operation, then
+// the URL in quotes.
+var urlErrorQuote = regexp.MustCompile(`(Post|parse) \\?"`)
+
+// roundTripFunc is an http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestBody checks that the body is the output's last BodyLimit bytes, or the
 // last Ping-Body-Limit bytes once the service said it keeps fewer.

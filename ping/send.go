@@ -36,6 +36,19 @@ func newClient(timeout time.Duration) *http.Client {
 	}
 }
 
+// noRedirects returns a copy of client that follows no redirect: a
+// redirect is a ping error, logged with the host it pointed to. Not even
+// one to the same host is followed: the output tail must go nowhere the URL
+// did not say (another host, or http instead of https), and a 301, 302 or
+// 303 would turn the POST into a GET without the output all the same. The
+// service's ping URLs never redirect; one that does is a URL to correct
+// once, not to follow at every ping.
+func noRedirects(client *http.Client) *http.Client {
+	c := *client
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
+}
+
 // send is the sender: it sends the queued pings one at a time, in order,
 // until Close, then what is left within Close's bound.
 func (p *Pinger) send() {
@@ -95,9 +108,10 @@ func (p *Pinger) stopped(taken int) {
 
 // attempt is how one request went.
 type attempt struct {
-	status int    // the response's, if one came
-	err    string // why no response came, redacted
-	retry  bool   // worth sending again
+	status   int    // the response's, if one came
+	err      string // why no response came, redacted
+	redirect string // the host a redirect pointed to (never its path)
+	retry    bool   // worth sending again
 }
 
 func (a attempt) ok() bool { return a.err == "" && a.status/100 == 2 }
@@ -197,6 +211,13 @@ func (p *Pinger) post(u string, body []byte) attempt {
 		p.bodyMax = min(n, BodyLimit)
 	}
 	s := resp.StatusCode
+	if s/100 == 3 {
+		a := attempt{status: s, redirect: "none given"}
+		if loc, err := resp.Location(); err == nil {
+			a.redirect = loc.Host
+		}
+		return a
+	}
 	return attempt{status: s, retry: s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500}
 }
 
@@ -249,9 +270,13 @@ func (p *Pinger) delivered(pg ping, tries int) {
 // then a summary at most once every summaryEvery.
 func (p *Pinger) failed(pg ping, a attempt, tries int) {
 	attrs := []any{"event", "ping", "host", p.host, "ping", pg.kind}
-	if a.err != "" {
+	switch {
+	case a.err != "":
 		attrs = append(attrs, "error", a.err)
-	} else {
+	case a.redirect != "":
+		attrs = append(attrs, "status", a.status, "redirect_host", a.redirect,
+			"error", "redirected; pings follow no redirect: give --ping the URL it redirects to")
+	default:
 		attrs = append(attrs, "status", a.status)
 	}
 	attrs = append(attrs, "attempts", tries)

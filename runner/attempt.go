@@ -92,6 +92,7 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 		Logger:    l.log,
 		Output:    l.tail,
 		Hold:      l.cfg.QuietSuccess,
+		warnings:  &l.outages.exec,
 	}
 	late := l.now().Sub(slot)
 	l.log.Info("run started", "event", "start", "slot", l.label(slot).UTC(), "attempt", k, "late_ms", float64(late.Microseconds())/1000)

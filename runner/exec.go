@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -39,6 +41,9 @@ type Attempt struct {
 	// descriptors themselves.
 	Output *Tail
 	Hold   bool
+	// warnings, the loop's, summarise the warnings Exec logs across its
+	// runs; nil: each is logged as if it were the first.
+	warnings *execWarnings
 }
 
 // ExecFunc runs one attempt to its end. When ctx ends, the attempt is stopped as
@@ -78,6 +83,10 @@ func Exec(ctx context.Context, a Attempt) Result {
 	}
 	cmd.SysProcAttr = sysProcAttr()
 	esc, err := procs.start(cmd)
+	if errors.Is(err, syscall.ENOEXEC) && !binary(cmd.Path) {
+		cmd = viaShell(cmd)
+		esc, err = procs.start(cmd)
+	}
 	if out != nil {
 		out.start(err == nil)
 	}
@@ -102,7 +111,10 @@ func Exec(ctx context.Context, a Attempt) Result {
 		waited <- err
 	}()
 
-	sv := &supervisor{a: a, cmd: cmd, pgid: pgid, esc: esc, outcome: Success}
+	sv := &supervisor{a: a, cmd: cmd, pgid: pgid, esc: esc, outcome: Success, warn: a.warnings}
+	if sv.warn == nil {
+		sv.warn = &execWarnings{}
+	}
 	res := sv.supervise(ctx, waited)
 	if out != nil {
 		// The tree is dead and swept: the pipes' ends come at once, but for
@@ -149,6 +161,9 @@ func command(argv []string) *exec.Cmd {
 		return cmd
 	}
 	cmd := exec.Command(name, argv[1:]...)
+	if errors.Is(cmd.Err, exec.ErrNotFound) {
+		cmd.Err = notRunnable(name, cmd.Err)
+	}
 	paths.Lock()
 	if cmd.Err == nil && filepath.IsAbs(cmd.Path) {
 		if paths.m == nil {
@@ -160,6 +175,86 @@ func command(argv []string) *exec.Cmd {
 	}
 	paths.Unlock()
 	return cmd
+}
+
+// LookPath finds the command name as execvp(3) does, and as the start-up
+// check and each run find it: exec.LookPath, except that a name that is in
+// $PATH but cannot be executed there (a directory, a file without the x
+// bit) is not "not found" (127) but "permission denied" or "is a
+// directory" (126), as timeout(1) and execvp(3) report it.
+func LookPath(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if errors.Is(err, exec.ErrNotFound) {
+		err = notRunnable(name, err)
+	}
+	return path, err
+}
+
+// notRunnable is why name, not found as an executable in $PATH, cannot be
+// run: the first match there that is no executable file, or else notFound.
+func notRunnable(name string, notFound error) error {
+	if strings.Contains(name, "/") {
+		return notFound
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "." // as the shell reads an empty element
+		}
+		st, err := os.Stat(filepath.Join(dir, name))
+		switch {
+		case err != nil:
+		case st.IsDir():
+			return &exec.Error{Name: name, Err: syscall.EISDIR}
+		default:
+			return &exec.Error{Name: name, Err: fs.ErrPermission}
+		}
+	}
+	return notFound
+}
+
+// viaShell is cmd run by /bin/sh, for a file the kernel will not execute
+// (ENOEXEC: a script without "#!"), as execvp(3), timeout(1) and cron run
+// it: sh reads the file as a script, with the command's arguments, in the
+// same process group, with the same parent-death signal and descriptors.
+// The file keeps its name as sh's $0.
+func viaShell(cmd *exec.Cmd) *exec.Cmd {
+	script := cmd.Path
+	if strings.HasPrefix(script, "-") {
+		script = "./" + script // a file, never an option of sh
+	}
+	return &exec.Cmd{
+		Path:        shell,
+		Args:        append([]string{shell, script}, cmd.Args[1:]...),
+		Env:         cmd.Env,
+		Dir:         cmd.Dir,
+		Stdin:       cmd.Stdin,
+		Stdout:      cmd.Stdout,
+		Stderr:      cmd.Stderr,
+		SysProcAttr: cmd.SysProcAttr,
+	}
+}
+
+// shell runs the scripts the kernel will not execute, as execvp(3)'s
+// _PATH_BSHELL.
+const shell = "/bin/sh"
+
+// binary reports whether path looks like a program rather than a script:
+// a NUL byte in its first line, as bash tells them apart. Such a file (a
+// program for another machine) is not handed to sh, which would try to read
+// it as a script: it stays "exec format error", 126.
+func binary(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false // sh says why it cannot read it
+	}
+	defer f.Close()
+	buf := make([]byte, 80)
+	n, _ := io.ReadFull(f, buf)
+	line := buf[:n]
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	return bytes.IndexByte(line, 0) >= 0
 }
 
 // regularFile reports whether path is a regular file (not a directory that
@@ -182,6 +277,8 @@ type supervisor struct {
 	grace   *time.Timer    // from the stop signal to SIGKILL
 	graceC  <-chan time.Time
 	tick    *time.Ticker // escapees that appear while stopping get the signal too
+	warn    *execWarnings
+	killed  bool // the grace ran out: SIGKILL went to what was left
 }
 
 // supervise runs until the command's leader has ended, then sweeps what it
@@ -194,6 +291,7 @@ func (s *supervisor) supervise(ctx context.Context, waited <-chan error) Result 
 		case err := <-waited:
 			s.stopTimers()
 			s.sweep()
+			s.endWarnings()
 			return classify(s.cmd, err, s.outcome)
 		case <-ctxDone:
 			ctxDone = nil
@@ -206,11 +304,13 @@ func (s *supervisor) supervise(ctx context.Context, waited <-chan error) Result 
 				// The lease expires before its loss reached ctx: same cause.
 				s.outcome = LostLock
 			}
-			s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "reason", "lease expiring")
+			s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "reason", "lease_expiring")
 			s.send(syscall.SIGKILL)
 		case <-s.graceC:
 			s.graceC = nil
-			s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "after_ms", s.a.KillAfter.Milliseconds())
+			s.killed = true
+			logRepeated(s.a.Logger, &s.warn.graceKill, "grace", 1, slog.LevelWarn, "killing the process group",
+				"event", "kill", "pgid", s.pgid, "reason", "kill_after", "after_ms", s.a.KillAfter.Milliseconds())
 			s.send(syscall.SIGKILL)
 		case <-s.ticks():
 			s.esc.signal(s.level)
@@ -221,13 +321,17 @@ func (s *supervisor) supervise(ctx context.Context, waited <-chan error) Result 
 // ended stops the command when the attempt's context ends: its timeout, or
 // the lock lost.
 func (s *supervisor) ended(ctx context.Context) {
-	if s.outcome != Interrupted {
-		event := "timeout"
+	switch {
+	case s.outcome == Interrupted:
+	case errors.Is(context.Cause(ctx), ErrLostLock):
+		// Not a timeout: the loop has logged the loss, a safety event
+		// logged each time.
+		s.outcome = LostLock
+		s.a.Logger.Warn("attempt stopped", "event", "lock_error", "reason", string(s.outcome), "signal", SignalName(s.a.Signal), "pgid", s.pgid)
+	default:
 		s.outcome = Timeout
-		if errors.Is(context.Cause(ctx), ErrLostLock) {
-			s.outcome, event = LostLock, "lock_error" // not a timeout: the loop has logged the loss
-		}
-		s.a.Logger.Warn("attempt stopped", "event", event, "reason", string(s.outcome), "signal", SignalName(s.a.Signal), "pgid", s.pgid)
+		logRepeated(s.a.Logger, &s.warn.timedOut, "timeout", 1, slog.LevelWarn, "attempt stopped",
+			"event", "timeout", "reason", string(s.outcome), "signal", SignalName(s.a.Signal), "pgid", s.pgid)
 	}
 	s.stop(s.a.Signal)
 }
@@ -240,7 +344,7 @@ func (s *supervisor) signalled(sig os.Signal) {
 	case !isStop(sg):
 		_ = syscall.Kill(-s.pgid, sg)
 	case s.outcome == Interrupted:
-		s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "reason", "second signal")
+		s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "reason", "second_signal")
 		s.send(syscall.SIGKILL)
 	default:
 		s.outcome = Interrupted
@@ -272,11 +376,29 @@ func (s *supervisor) stop(sig syscall.Signal) {
 
 // sweep kills whatever left the group, as in a systemd service's control
 // group once its main process has exited.
+// Processes left behind at every run are summarised: count is how many
+// were killed since the last line.
 func (s *supervisor) sweep() {
-	if n, survive := s.esc.kill(); survive > 0 {
+	n, survive := s.esc.kill()
+	switch {
+	case survive > 0:
 		s.a.Logger.Error("processes the command left behind survive SIGKILL", "event", "kill", "count", survive, "after_ms", sweepBound.Milliseconds())
-	} else if n > 0 && s.level == 0 {
-		s.a.Logger.Warn("killed processes the command left behind", "event", "kill", "count", n, "reason", "left behind")
+	case n > 0 && s.level == 0:
+		logRepeated(s.a.Logger, &s.warn.leftBehind, "left_behind", n, slog.LevelWarn, "killed processes the command left behind",
+			"event", "kill", "reason", "left_behind")
+	case n == 0:
+		logEnded(s.a.Logger, &s.warn.leftBehind, false, "the command leaves no processes behind again", "event", "kill", "reason", "left_behind")
+	}
+}
+
+// endWarnings ends the summaries of the warnings this attempt did not give:
+// it ended within its timeout, or without needing SIGKILL after the grace.
+func (s *supervisor) endWarnings() {
+	if s.outcome != Timeout {
+		logEnded(s.a.Logger, &s.warn.timedOut, false, "attempts end within their timeout again", "event", "timeout", "reason", "timeout")
+	}
+	if !s.killed {
+		logEnded(s.a.Logger, &s.warn.graceKill, false, "stopped attempts end within --kill-after again", "event", "kill", "reason", "kill_after")
 	}
 }
 

@@ -35,7 +35,7 @@ type Run struct {
 	Attempts int
 	Record   state.Record // the job's record, as written (the counters)
 	Next     time.Time    // the slot the loop waits for next
-	Output   []byte       // the output tail, when kept
+	Output   []byte       // the output tail, when kept: the tail's own bytes, to read, not to change or keep
 	Dropped  int64        // bytes of output dropped before the tail
 }
 

@@ -66,23 +66,38 @@ func (o *outage) end() (total, unshown int, since time.Time, ok bool) {
 // outages are the repeated errors a loop keeps track of.
 type outages struct {
 	store, lockErr, stateRead, stateWrite, locked, overrun, failing, clock, corrupt outage
+	// exec are its attempts' repeated warnings, which Exec logs.
+	exec execWarnings
+}
+
+// execWarnings are the warnings an attempt's process may give at each run
+// (exec.go), summarised across the runs as the loop's errors are: a
+// command that leaves a process behind at every 100ms slot, or times out
+// at each, must not log a line per slot.
+type execWarnings struct {
+	leftBehind, timedOut, graceKill outage
 }
 
 // repeated logs n occurrences of a repeated error: at level when it starts,
 // as a summary with the count since the last line once one is due (at warn
 // at most), at debug otherwise. attrs must not hold "count".
 func (l *loop) repeated(o *outage, key string, n int, level slog.Level, msg string, attrs ...any) {
+	logRepeated(l.log, o, key, n, level, msg, attrs...)
+}
+
+// logRepeated is repeated, to log.
+func logRepeated(log *slog.Logger, o *outage, key string, n int, level slog.Level, msg string, attrs ...any) {
 	first := o.n == 0 || o.key != key
 	count, due := o.note(time.Now(), key, n)
 	switch {
 	case !due:
-		l.log.Debug(msg, withCount(attrs, n)...)
+		log.Debug(msg, withCount(attrs, n)...)
 		return
 	case !first:
 		level = min(level, slog.LevelWarn)
 		attrs = append(attrs, "since", o.since.Round(0).UTC(), "repeated", true)
 	}
-	l.log.Log(context.Background(), level, msg, withCount(attrs, count)...)
+	log.Log(context.Background(), level, msg, withCount(attrs, count)...)
 }
 
 // withCount puts "count" after a skip's reason, where a reader of the log
@@ -101,6 +116,11 @@ func withCount(attrs []any, n int) []any {
 // line has counted yet and the total. One whose single line told all ends
 // silently, unless always says otherwise.
 func (l *loop) ended(o *outage, always bool, msg string, attrs ...any) {
+	logEnded(l.log, o, always, msg, attrs...)
+}
+
+// logEnded is ended, to log.
+func logEnded(log *slog.Logger, o *outage, always bool, msg string, attrs ...any) {
 	n, since := o.n, o.since
 	total, unshown, _, ok := o.end()
 	if !ok && (n == 0 || !always) {
@@ -109,5 +129,5 @@ func (l *loop) ended(o *outage, always bool, msg string, attrs ...any) {
 	if !ok {
 		total, unshown = n, 0
 	}
-	l.log.Info(msg, append(withCount(attrs, unshown), "total", total, "since", since.Round(0).UTC(), "ended", true)...)
+	log.Info(msg, append(withCount(attrs, unshown), "total", total, "since", since.Round(0).UTC(), "ended", true)...)
 }

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"bytes"
+	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -201,4 +203,79 @@ func BenchmarkTailWrite(b *testing.B) {
 			}
 		})
 	}
+}
+
+// Bytes and Replay put the ring in order in place: after them, more writes
+// still keep exactly the last bytes, each on its stream.
+func TestTailWriteAfterBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, size := range []int{1, 9, 700, 4096} {
+		tail := NewTail(size)
+		var all []byte
+		var onErr []bool
+		for i := range 300 {
+			stderr := rng.IntN(2) == 0
+			b := make([]byte, rng.IntN(size+size/2+1))
+			for j := range b {
+				b[j] = byte('a' + (len(all)+j)%26)
+				onErr = append(onErr, stderr)
+			}
+			all = append(all, b...)
+			tail.Write(stderr, b)
+			if i%7 == 0 {
+				from := max(0, len(all)-size)
+				if got := tail.Bytes(); string(got) != string(all[from:]) {
+					t.Fatalf("size %d, write %d: Bytes = %q, want %q", size, i, got, all[from:])
+				}
+				var want []piece
+				for k := from; k < len(all); k++ {
+					want = append(want, piece{onErr[k], string(all[k])})
+				}
+				if got, _ := replayed(tail); !slices.Equal(got, merged(want)) {
+					t.Fatalf("size %d, write %d: Replay = %v, want %v", size, i, got, merged(want))
+				}
+			}
+		}
+	}
+}
+
+// A tail holds at most 1.25 times its size, whatever the writes: streams
+// that alternate byte by byte cost one bit per byte, not a chunk each, and
+// all a tail allocates, what it outgrew included, stays within twice its
+// size.
+func TestTailMemory(t *testing.T) {
+	const size = 1 << 20
+	var pieces [][]byte
+	for n := 1; n <= 64; n *= 2 {
+		pieces = append(pieces, bytes.Repeat([]byte("x"), n))
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	tail := NewTail(size)
+	written := 0
+	for i := 0; written < 3*size; i++ {
+		p := pieces[i%len(pieces)]
+		tail.Write(i%2 == 0, p[:1+i%len(p)])
+		written += 1 + i%len(p)
+	}
+	out := tail.Bytes()
+	tail.Replay(io.Discard, io.Discard)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	live := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	runtime.KeepAlive(tail)
+	if len(out) != size {
+		t.Fatalf("Bytes kept %d bytes, want %d", len(out), size)
+	}
+	// Slack for what the runtime itself allocates meanwhile.
+	const slack = 64 << 10
+	if limit := int64(size + size/4 + slack); live > limit {
+		t.Errorf("a %d-byte tail holds %d bytes live, want at most %d", size, live, limit)
+	}
+	if limit := uint64(2*size + slack); allocated > limit {
+		t.Errorf("a %d-byte tail allocated %d bytes in all, want at most %d", size, allocated, limit)
+	}
+	t.Logf("live %d, allocated %d for a tail of %d", live, allocated, size)
 }
