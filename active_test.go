@@ -162,7 +162,13 @@ func TestActiveNotInherited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	// Held by a pidfd from here (it sleeps for a minute): should it end
+	// before the cleanup, its pid may be anyone's by then.
+	child, err := os.FindProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Kill(); _ = child.Release() })
 	h.kill(t)
 	if err := syscall.Kill(pid, 0); err != nil {
 		t.Fatalf("the holder's child %d is gone already (%v): the test proves nothing", pid, err)

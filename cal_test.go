@@ -24,6 +24,35 @@ func stampCmd(ts *testscript.TestScript, neg bool, args []string) {
 	writeFile(ts.MkAbs(args[0]), time.Now().UTC().Format(time.RFC3339Nano)+"\n")
 }
 
+// logStampCmd is "logstamp REGEXP FILE": write the time of the first line
+// of the last command's stderr that matches REGEXP (every's log: time=...,
+// to the millisecond) to FILE, as stamp does: when every did something, such
+// as decide what to catch up, for slotcheck to compare with.
+func logStampCmd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "logstamp")
+	if len(args) != 2 {
+		ts.Fatalf("usage: logstamp REGEXP FILE")
+	}
+	re, err := regexp.Compile(args[0])
+	ts.Check(err)
+	for line := range strings.Lines(ts.ReadFile("stderr")) {
+		if !re.MatchString(line) {
+			continue
+		}
+		v, ok := strings.CutPrefix(line, "time=")
+		if !ok {
+			ts.Fatalf("logstamp: line %q has no time= first", line)
+		}
+		t, err := time.Parse(time.RFC3339Nano, strings.Fields(v)[0])
+		if err != nil {
+			ts.Fatalf("logstamp: line %q: %v", line, err)
+		}
+		writeFile(ts.MkAbs(args[1]), t.UTC().Format(time.RFC3339Nano)+"\n")
+		return
+	}
+	ts.Fatalf("logstamp: no line of stderr matches %s", args[0])
+}
+
 // fileTime reads the time a file stands for: the first field of its last
 // line, RFC 3339 (a stamp file, or the last slot of a slots file).
 func fileTime(ts *testscript.TestScript, name string) time.Time {
@@ -113,6 +142,8 @@ func readSlotLines(ts *testscript.TestScript, name string) []slotLine {
 //	step=D           every slot is a whole multiple of D (Unix time) and
 //	                 each slot is D after the one before
 //	late=D           every start is at or after its slot, and less than D after
+//	prompt=D         some start is less than D after its slot: the runs are
+//	                 woken at their slots, whatever the load holds up
 //	after=REF        every slot is after REF (FILE, FILE+D or FILE-D: see
 //	                 fileTimePlus)
 //	before=REF       every slot is before REF
@@ -199,6 +230,23 @@ func slotCheck(ts *testscript.TestScript, key, val string, sel, all []slotLine, 
 			if late := l.start.Sub(l.slot); late < 0 || late >= d {
 				return fmt.Errorf("line %d %q: started %v after its slot, want in [0, %v)", first+i, l.text, late, d)
 			}
+		}
+		return nil
+	}
+	if key == "prompt" {
+		d, err := time.ParseDuration(val)
+		ts.Check(err)
+		least := time.Duration(-1)
+		for i, l := range sel {
+			if err := needStart(l, first+i); err != nil {
+				return err
+			}
+			if late := l.start.Sub(l.slot); least < 0 || late < least {
+				least = late
+			}
+		}
+		if least < 0 || least >= d {
+			return fmt.Errorf("the least late of %d starts came %v after its slot, want less than %v", len(sel), least, d)
 		}
 		return nil
 	}

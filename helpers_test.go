@@ -312,9 +312,14 @@ func waitLogCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// signal SIG PIDFILE: send SIG to the process whose pid is in PIDFILE.
+// errNotOurs says a pid is that of a process the script did not start.
+var errNotOurs = errors.New("not a process of this script")
+
+// signal SIG PIDFILE: send SIG to the process whose pid is in PIDFILE, if it
+// is still one of this script's (see signalOwn): never to one that took the
+// pid after it ended. With !, the process must be refused as not the
+// script's, and get nothing.
 func signalCmd(ts *testscript.TestScript, neg bool, args []string) {
-	noNeg(ts, neg, "signal")
 	if len(args) != 2 {
 		ts.Fatalf("usage: signal SIG PIDFILE")
 	}
@@ -322,7 +327,17 @@ func signalCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if sig == 0 {
 		ts.Fatalf("unknown signal %s", args[0])
 	}
-	ts.Check(syscall.Kill(readPid(ts, args[1]), sig))
+	err := signalOwn(ts, readPid(ts, args[1]), sig)
+	switch {
+	case neg && err == nil:
+		ts.Fatalf("signal %s %s: sent, want it refused", args[0], args[1])
+	case neg && !errors.Is(err, errNotOurs):
+		ts.Fatalf("signal %s %s: %v, want it refused as %v", args[0], args[1], err, errNotOurs)
+	case neg:
+		ts.Logf("refused: %v", err)
+	case err != nil:
+		ts.Fatalf("signal %s %s: %v", args[0], args[1], err)
+	}
 }
 
 // gone PIDFILE...: wait until each process has ended; with !, check that

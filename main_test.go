@@ -84,6 +84,7 @@ func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 		// Calendar schedules against the wall clock (cal_test.go).
 		"stamp":     stampCmd,
 		"waitclock": waitClockCmd,
+		"logstamp":  logStampCmd,
 		"slotcheck": slotCheckCmd,
 		// SIGSTOP and SIGCONT (clock_script_test.go).
 		"stopped": stoppedCmd,

@@ -94,8 +94,9 @@ func partitionOnce(ts *testscript.TestScript, every, redisAddr, dir string, i in
 	}
 	aPid := readPid(ts, filepath.Join(dir, "a.pid"))
 	// Should the test fail, A's job (its own process group, TERM ignored,
-	// its sleep out of reach of the parent-death signal) must not outlive it.
-	ts.Defer(func() { _ = syscall.Kill(-aPid, syscall.SIGKILL) })
+	// its sleep out of reach of the parent-death signal) must not outlive it;
+	// by the end, though, its group may be gone and its id another's.
+	ts.Defer(func() { signalOwnGroup(ts, aPid, syscall.SIGKILL) })
 	// B waits for the lock (polling every 50ms) while A holds it.
 	_, bErr, bDone := start(redisAddr, []string{"--lock-wait", "30s"},
 		`date +%s%N > b.tmp && mv b.tmp b.start; flock -n -s held true || echo "A's job still holds the lock" > overlap`)

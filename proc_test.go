@@ -31,7 +31,8 @@ func deadCmd(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cleanup PIDFILE...: at the end of the script, whatever happened, kill each
-// process still running, so a failing script leaves nothing behind.
+// process still running, so a failing script leaves nothing behind; only
+// processes of this script, never one that took the pid since (signalOwn).
 func cleanupCmd(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "cleanup")
 	if len(args) == 0 {
@@ -44,8 +45,8 @@ func cleanupCmd(ts *testscript.TestScript, neg bool, args []string) {
 			if err != nil {
 				return
 			}
-			if pid, err := parsePid(string(b)); err == nil && alive(ts, pid) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+			if pid, err := parsePid(string(b)); err == nil {
+				_ = signalOwn(ts, pid, syscall.SIGKILL)
 			}
 		})
 	}

@@ -106,7 +106,13 @@ func TestReaperReapsOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	// Held by a pidfd while it still waits for goFile: by the cleanup it has
+	// been reaped, and its pid may be anyone's.
+	orphan, err := os.FindProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orphan.Kill(); _ = orphan.Release() })
 	st, err := statOf(pid)
 	if err != nil {
 		t.Fatal(err)
@@ -167,11 +173,13 @@ func startEscapee(t *testing.T, ctx context.Context, a Attempt, setup, leader st
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() {
-				if alive(pid) {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			})
+			// Held by a pidfd while it runs: once Exec has reaped it, its
+			// pid may be anyone's.
+			esc, err := os.FindProcess(pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = esc.Kill(); _ = esc.Release() })
 			return pid, done, log
 		}
 		if time.Now().After(deadline) {

@@ -20,14 +20,20 @@ func TestWatchdogKillsGroupWhenEveryDies(t *testing.T) {
 	// must: only the watchdog's SIGKILL can end it.
 	cmd := exec.Command("/bin/sh", "-c", `trap '' HUP USR2 TERM; exec sleep 60`)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	// Registered with the reaper, which other tests of this binary have
+	// started: it reaps every child it does not know, and this Wait must get
+	// the command's status.
+	if _, err := procs.start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	pgid := cmd.Process.Pid
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() { err := cmd.Wait(); procs.forget(pgid); waited <- err }()
 	t.Cleanup(func() {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		// By pidfd, not kill(-pgid): the group may be gone by now, and its
+		// id another's. Its other member, the watchdog, has a cleanup of
+		// its own.
+		_ = cmd.Process.Kill()
 		<-waited
 	})
 	d, err := startWatchdog(pgid)
