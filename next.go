@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -137,23 +136,5 @@ func clock(t time.Time) string {
 	return t.Format("15:04:05.999999999")
 }
 
-// distance is how far a slot is, for people, in every's own duration syntax
-// without its zero units: 500ms and 2.5s under a minute (to the
-// millisecond), 1m30s, 15h, 1d13h30m, 116d4h26m27s above it (to the second).
-func distance(d time.Duration) string {
-	if d < time.Minute {
-		return d.Round(time.Millisecond).String()
-	}
-	d = d.Round(time.Second)
-	var b strings.Builder
-	for _, u := range []struct {
-		unit string
-		size time.Duration
-	}{{"d", 24 * time.Hour}, {"h", time.Hour}, {"m", time.Minute}, {"s", time.Second}} {
-		if n := d / u.size; n > 0 {
-			fmt.Fprintf(&b, "%d%s", n, u.unit)
-			d -= n * u.size
-		}
-	}
-	return b.String()
-}
+// distance is schedule.Distance.
+func distance(d time.Duration) string { return schedule.Distance(d) }

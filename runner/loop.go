@@ -4,11 +4,9 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 
@@ -297,29 +295,8 @@ func (l *loop) ready(plan Start, now time.Time) {
 	l.log.Info("ready", "event", "ready", "schedule", l.cfg.Schedule, "first", l.label(first).UTC(), "in", roughly(at.Sub(now)))
 }
 
-// roughly writes a wait as people read it, as every next does: to the
-// millisecond under a minute, else in days, hours, minutes and seconds
-// without the zero units (33m, not 33m0s; 1d7h, not 31h0m0s).
-func roughly(d time.Duration) string {
-	if d <= 0 {
-		return "0s"
-	}
-	if d < time.Minute {
-		return d.Round(time.Millisecond).String()
-	}
-	d = d.Round(time.Second)
-	var b strings.Builder
-	for _, u := range []struct {
-		unit string
-		size time.Duration
-	}{{"d", 24 * time.Hour}, {"h", time.Hour}, {"m", time.Minute}, {"s", time.Second}} {
-		if n := d / u.size; n > 0 {
-			fmt.Fprintf(&b, "%d%s", n, u.unit)
-			d -= n * u.size
-		}
-	}
-	return b.String()
-}
+// roughly is schedule.Distance.
+func roughly(d time.Duration) string { return schedule.Distance(d) }
 
 // idle waits for slot due (plus jitter) or for SIGUSR1, and returns the slots
 // to run: due; or, when a suspend or a step of a calendar's wall clock passed
