@@ -479,10 +479,13 @@ func (h health) String() string {
 // worse reports whether h is worse than o: a job known to be in trouble
 // (CRITICAL) outranks one that cannot be read (UNKNOWN), which may hide
 // anything and so outranks one merely late (WARNING).
-func (h health) worse(o health) bool {
-	rank := [...]int{healthy: 0, warning: 1, unknown: 2, critical: 3}
-	return rank[h] > rank[o]
-}
+func (h health) worse(o health) bool { return h.rank() > o.rank() }
+
+func (h health) rank() int { return [...]int{healthy: 0, warning: 1, unknown: 2, critical: 3}[h] }
+
+// worstFirst orders by health, the worst first (a sort's comparison), 0 for
+// the same health.
+func worstFirst(a, b health) int { return cmp.Compare(b.rank(), a.rank()) }
 
 // judge is how a job fares against --max-age (and, for --nagios,
 // --warn-age and its last result): its state and why, in a few words each
@@ -637,13 +640,7 @@ func nagiosCheck(l listing, ss statusSettings, now time.Time, stdout io.Writer) 
 	switch {
 	case len(items) > 0:
 		slices.SortStableFunc(items, func(a, b item) int {
-			switch {
-			case a.h.worse(b.h):
-				return -1
-			case b.h.worse(a.h):
-				return 1
-			}
-			return strings.Compare(a.name, b.name)
+			return cmp.Or(worstFirst(a.h, b.h), strings.Compare(a.name, b.name))
 		})
 		var b strings.Builder
 		for i, it := range items {
@@ -707,13 +704,7 @@ func nagiosPerf(perf []perfItem, jobs, room int) []perfItem {
 	}
 	byNeed := slices.Clone(perf)
 	slices.SortStableFunc(byNeed, func(a, b perfItem) int {
-		switch {
-		case a.h.worse(b.h):
-			return -1
-		case b.h.worse(a.h):
-			return 1
-		}
-		return cmp.Compare(b.age, a.age)
+		return cmp.Or(worstFirst(a.h, b.h), cmp.Compare(b.age, a.age))
 	})
 	count := perfItem{text: fmt.Sprintf("jobs=%d;;;0", jobs)}
 	kept, size := []perfItem{count}, len(count.text)
