@@ -273,9 +273,30 @@ func (l *etcdLease) Unlock() error {
 	ctx, cancel := context.WithTimeout(context.Background(), l.ttl)
 	defer cancel()
 	if err := l.e.Client.Revoke(ctx, l.id); err != nil {
+		// The key would keep the lock busy for the rest of its TTL (up to
+		// --lock-ttl, a restarted cluster keeps its leases): tried again in
+		// the background while it can matter.
+		go l.e.revokeUntil(l.id, time.Now().Add(l.ttl))
 		return fmt.Errorf("%w: %s: release: %w", ErrStore, l.e.Server, err)
 	}
 	return nil
+}
+
+// revokePoll is how often a release that failed is tried again.
+const revokePoll = 250 * time.Millisecond
+
+// revokeUntil tries to revoke the lease until it is revoked or the deadline
+// passes (the lease is gone by then anyway).
+func (e *Etcd) revokeUntil(id int64, deadline time.Time) {
+	for time.Now().Before(deadline) {
+		time.Sleep(revokePoll)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		err := e.Client.Revoke(ctx, id)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
 }
 
 func (l *etcdLease) isLost() bool {

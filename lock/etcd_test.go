@@ -234,3 +234,28 @@ func TestEtcdFailover(t *testing.T) {
 	}
 	_ = l.Unlock()
 }
+
+// A release that failed (the cluster down) is tried again: once the cluster
+// is back, the lock is free long before its lease's TTL would have freed it.
+func TestEtcdReleaseRetried(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := etcd.New(etcd.Config{Endpoints: []string{srv.Addr}, Timeout: 500 * time.Millisecond})
+	a, b := etcdLock(t, c, "j"), etcdLock(t, c, "j")
+	a.TTL, b.TTL = 20*time.Second, 20*time.Second
+	ctx := context.Background()
+	la, err := a.Lock(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	if err := la.Unlock(); !errors.Is(err, ErrStore) {
+		t.Fatalf("unlock with the cluster down = %v, want a store error", err)
+	}
+	srv.Restart()
+	start := time.Now()
+	lb, err := b.Lock(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatalf("lock after the cluster came back: %v (after %v)", err, time.Since(start))
+	}
+	_ = lb.Unlock()
+}

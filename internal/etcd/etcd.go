@@ -83,7 +83,8 @@ type Client struct {
 	http *http.Client
 
 	mu    sync.Mutex
-	token string // the auth token, once authenticated
+	token  string // the auth token, once authenticated
+	authed bool   // authenticated (or no authentication needed)
 	next  int    // the endpoint to try first: the last that answered
 }
 
@@ -128,10 +129,17 @@ func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
 	if err != nil {
 		return err
 	}
-	reauthed := false
 	c.mu.Lock()
-	first := c.next
+	first, authed := c.next, c.authed
 	c.mu.Unlock()
+	if !authed && c.cfg.User != "" && path != authPath {
+		// Not yet (the cluster was down at start-up, say): a call without
+		// the token would only be refused.
+		if err := c.Authenticate(ctx); err != nil {
+			return err
+		}
+	}
+	reauthed := false
 	var last error
 	for i := 0; i < len(c.base); i++ {
 		n := (first + i) % len(c.base)
@@ -234,13 +242,13 @@ func (c *Client) Authenticate(ctx context.Context) error {
 	err := c.Call(ctx, authPath, map[string]string{"name": c.cfg.User, "password": c.cfg.Password}, &res)
 	var serr *Error
 	if errors.As(err, &serr) && serr.Code == CodeFailedPrecondition {
-		return nil // authentication is not enabled
+		err = nil // authentication is not enabled: no token needed
 	}
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.token = res.Token
+	c.token, c.authed = res.Token, true
 	c.mu.Unlock()
 	return nil
 }

@@ -66,6 +66,9 @@ func Start(t TB) *Server {
 	return s
 }
 
+// Peer is the server's peer address: HTTP, but no etcd gateway.
+func (s *Server) Peer() string { return s.peer }
+
 // URL is an etcd:// URL for the server, with a user and password if user
 // is set, and a prefix if set.
 func (s *Server) URL(user, password, prefix string) string {
