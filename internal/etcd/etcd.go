@@ -82,10 +82,10 @@ type Client struct {
 	base []string // the endpoints' URLs
 	http *http.Client
 
-	mu    sync.Mutex
+	mu     sync.Mutex
 	token  string // the auth token, once authenticated
 	authed bool   // authenticated (or no authentication needed)
-	next  int    // the endpoint to try first: the last that answered
+	next   int    // the endpoint to try first: the last that answered
 }
 
 // New makes a client. It does not connect.
