@@ -237,6 +237,9 @@ func resolved(path string) string {
 // start-up (73); a server that does not answer yet is not: its slots are
 // skipped until it does.
 func fleetStore(st settings, cfg *runner.Config) error {
+	if isEtcd(st.store) {
+		return etcdFleetStore(st, cfg)
+	}
 	raw := st.store
 	f, err := openFleet(raw)
 	if err != nil {

@@ -28,6 +28,8 @@ func TestScripts(t *testing.T) {
 			switch cond {
 			case "redis":
 				return redisCondition()
+			case "etcd":
+				return etcdCondition()
 			case "tmpfs":
 				return tmpfsCondition()
 			case "pidns":
@@ -78,6 +80,9 @@ func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 		"blackhole":  blackhole,
 		"refused":    refused,
 		"storedown":  storedown,
+		// etcd fleets (fleet_etcd_test.go).
+		"etcd":          etcdCmd,
+		"etcdpartition": etcdPartition,
 		// Stress (stress_test.go).
 		"checkslots": checkSlots,
 		"torture":    torture,

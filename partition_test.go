@@ -47,7 +47,7 @@ func partition(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	var gaps []time.Duration
 	for i := range n {
-		gaps = append(gaps, partitionOnce(ts, every, srv.Addr, ts.MkAbs(fmt.Sprintf("p%d", i)), i))
+		gaps = append(gaps, partitionOnce(ts, every, "redis://%s/0", srv.Addr, ts.MkAbs(fmt.Sprintf("p%d", i)), i))
 	}
 	slices.Sort(gaps)
 	ts.Logf("%d partitions: A's job dead before B's started in each; gap from A's job's death to B's start: min %v, median %v, max %v",
@@ -55,8 +55,9 @@ func partition(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // partitionOnce runs one partition in dir and returns the time from A's
-// job's death to B's job's start.
-func partitionOnce(ts *testscript.TestScript, every, redisAddr, dir string, i int) time.Duration {
+// job's death to B's job's start; store is the --store URL, with %s for the
+// server's address (or the proxy's).
+func partitionOnce(ts *testscript.TestScript, every, store, redisAddr, dir string, i int) time.Duration {
 	ts.Check(os.MkdirAll(dir, 0o700))
 	proxy := redistest.NewProxy(scriptTB{ts}, redisAddr)
 	defer proxy.Close()
@@ -64,7 +65,7 @@ func partitionOnce(ts *testscript.TestScript, every, redisAddr, dir string, i in
 	ts.Check(os.WriteFile(held, nil, 0o600))
 	name := "part" + strconv.Itoa(i)
 	start := func(addr string, opts []string, script string) (*exec.Cmd, *bytes.Buffer, <-chan error) {
-		argv := append([]string{"1h", "--max-runs", "1", "--no-state", "--store", "redis://" + addr + "/0", "--lock-ttl", "1s", "--name", name}, opts...)
+		argv := append([]string{"1h", "--max-runs", "1", "--no-state", "--store", fmt.Sprintf(store, addr), "--lock-ttl", "1s", "--name", name}, opts...)
 		argv = append(argv, "--", "sh", "-c", script)
 		cmd := exec.Command(every, argv...)
 		cmd.Dir = dir

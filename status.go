@@ -178,7 +178,12 @@ func list(ss statusSettings, now time.Time) (listing, error) {
 		found  []foundJob
 		active func(foundJob) (bool, error)
 	)
-	if raw := ss.store; raw != "" {
+	if raw := ss.store; isEtcd(raw) {
+		var err error
+		if l.where, found, l.problems, active, err = etcdJobs(raw, ss.names); err != nil {
+			return l, err
+		}
+	} else if raw != "" {
 		f, err := openFleet(raw)
 		if err != nil {
 			return l, err

@@ -61,7 +61,11 @@ func storedown(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		startup := time.Since(t0)
 		startups = append(startups, startup)
-		cmd := exec.Command(every, "100ms", "--store", "redis://"+args[3]+"/0", "--name", "down", "--", "true")
+		url := "redis://" + args[3] + "/0"
+		if strings.Contains(args[3], "://") {
+			url = args[3] // another store's URL (etcd://)
+		}
+		cmd := exec.Command(every, "100ms", "--store", url, "--name", "down", "--", "true")
 		cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "GORACE=atexit_sleep_ms=0")
 		stderr, err := cmd.StderrPipe()
 		ts.Check(err)

@@ -1,0 +1,261 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/everycli/every/internal/etcd"
+	"github.com/everycli/every/internal/etcdtest"
+	"github.com/everycli/every/internal/redistest"
+	"github.com/everycli/every/state"
+)
+
+func TestEtcdTTL(t *testing.T) {
+	for _, c := range []struct{ in, want time.Duration }{
+		{200 * time.Millisecond, 2 * time.Second},
+		{2 * time.Second, 2 * time.Second},
+		{2001 * time.Millisecond, 3 * time.Second},
+		{30 * time.Second, 30 * time.Second},
+		{90500 * time.Millisecond, 91 * time.Second},
+	} {
+		if got := EtcdTTL(c.in); got != c.want {
+			t.Errorf("EtcdTTL(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+// etcdLock is a lock (and record) on srv for job name.
+func etcdLock(t *testing.T, c *etcd.Client, name string) *Etcd {
+	return &Etcd{Client: c, Key: "every/" + name + "/lock", TTL: 2 * time.Second, Host: "h1", Server: "etcd://test",
+		RecordKey: "every/" + name + "/state", Records: state.Etcd{Client: c, Key: "every/" + name + "/state", Server: "etcd://test"}}
+}
+
+func TestEtcdLockBusyFencingRelease(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := srv.Client("")
+	a, b := etcdLock(t, c, "j"), etcdLock(t, c, "j")
+	ctx := context.Background()
+	var last int64
+	for i := range 3 {
+		la, err := a.Lock(ctx, 0)
+		if err != nil {
+			t.Fatalf("lock %d: %v", i, err)
+		}
+		if la.Token() <= last {
+			t.Fatalf("fencing token %d after %d: not increasing", la.Token(), last)
+		}
+		last = la.Token()
+		_, err = b.Lock(ctx, 100*time.Millisecond)
+		var busy *BusyError
+		if !errors.As(err, &busy) || busy.Holder.Host != "h1" {
+			t.Fatalf("second lock while held: %v, want busy, held by h1", err)
+		}
+		if err := la.Unlock(); err != nil {
+			t.Fatalf("unlock: %v", err)
+		}
+	}
+	lb, err := b.Lock(ctx, 0)
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	if lb.Token() <= last {
+		t.Fatalf("fencing token %d after %d", lb.Token(), last)
+	}
+	_ = lb.Unlock()
+}
+
+// A lease kept alive outlives its TTL; a lock key deleted, or a lease
+// revoked, while the run lasts is a lost lock, at once.
+func TestEtcdLeaseKeptAndLost(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := srv.Client("")
+	ctx := context.Background()
+	for _, cut := range []string{"delete", "revoke"} {
+		t.Run(cut, func(t *testing.T) {
+			e := etcdLock(t, c, "cut-"+cut)
+			l, err := e.Lock(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Unlock()
+			// Kept alive past its TTL (2s).
+			select {
+			case <-l.Lost():
+				t.Fatal("lease lost while kept alive")
+			case <-time.After(3 * time.Second):
+			}
+			switch cut {
+			case "delete":
+				if err := c.Delete(ctx, []byte(e.Key)); err != nil {
+					t.Fatal(err)
+				}
+			case "revoke":
+				if err := c.Revoke(ctx, e.held.id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cutAt := time.Now()
+			for _, ch := range []<-chan struct{}{l.Lost(), l.Expiring()} {
+				select {
+				case <-ch:
+				case <-time.After(10 * time.Second):
+					t.Fatal("lease not lost after its key was cut")
+				}
+			}
+			// Found at the next keep-alive (a third of the TTL), long
+			// before the lease's clock would have run out.
+			if d := time.Since(cutAt); d > e.TTL*2/3 {
+				t.Errorf("lost %v after the cut, want within a keep-alive period", d)
+			}
+		})
+	}
+}
+
+// A holder whose lease ended cannot overwrite the record of the holder
+// after it; while it holds the lock, its writes go.
+func TestEtcdStaleWriteRefused(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := srv.Client("")
+	ctx := context.Background()
+	a, b := etcdLock(t, c, "j"), etcdLock(t, c, "j")
+	la, err := a.Lock(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &state.Record{Version: state.Version, Name: "j", Anchor: time.Now(), Runs: 1, Host: "a"}
+	if err := a.Save(ctx, rec); err != nil {
+		t.Fatalf("save under the lock: %v", err)
+	}
+	// A's lease ends (as when it expires in a partition) and B takes the lock.
+	if err := c.Revoke(ctx, a.held.id); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := b.Lock(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Load(ctx)
+	if err != nil || got == nil || got.Host != "a" {
+		t.Fatalf("B loads %+v, %v; want A's record", got, err)
+	}
+	recB := *rec
+	recB.Host, recB.Runs = "b", 2
+	if err := b.Save(ctx, &recB); err != nil {
+		t.Fatalf("B's save: %v", err)
+	}
+	stale := *rec
+	stale.Runs = 99
+	if err := a.Save(ctx, &stale); !errors.Is(err, ErrFenced) {
+		t.Fatalf("A's late save = %v, want ErrFenced", err)
+	}
+	// Still refused once B released: B wrote the record since A saw it.
+	_ = lb.Unlock()
+	if err := a.Save(ctx, &stale); !errors.Is(err, ErrFenced) {
+		t.Fatalf("A's late save after B's release = %v, want ErrFenced", err)
+	}
+	got, err = b.Records.Load(ctx)
+	if err != nil || got.Host != "b" || got.Runs != 2 {
+		t.Fatalf("record %+v, %v; want B's", got, err)
+	}
+	_ = la.Unlock()
+}
+
+// A holder whose key vanished, with nobody taking the lock since, still
+// writes its run's end (lost_lock must be recorded).
+func TestEtcdWriteAfterKeyGone(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := srv.Client("")
+	ctx := context.Background()
+	a := etcdLock(t, c, "j")
+	la, err := a.Lock(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer la.Unlock()
+	rec := &state.Record{Version: state.Version, Name: "j", Anchor: time.Now(), Running: true}
+	if err := a.Save(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, []byte(a.Key)); err != nil {
+		t.Fatal(err)
+	}
+	rec.Running, rec.LastResult = false, "lost_lock"
+	if err := a.Save(ctx, rec); err != nil {
+		t.Fatalf("end of the run after the key vanished: %v", err)
+	}
+}
+
+// With the cluster unreachable, Lock fails as a store error, quickly:
+// refused at once, silent within the client's timeout, and at once when
+// its context ends.
+func TestEtcdUnreachable(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		addr  func(t *testing.T) string
+		bound time.Duration
+	}{
+		{"refused", func(t *testing.T) string { return redistest.RefusedAddr(t) }, 300 * time.Millisecond},
+		{"silent", func(t *testing.T) string { return redistest.NewBlackHole(t).Addr }, 1500 * time.Millisecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := etcd.New(etcd.Config{Endpoints: []string{c.addr(t)}, Timeout: 500 * time.Millisecond})
+			e := etcdLock(t, cl, "j")
+			start := time.Now()
+			_, err := e.Lock(context.Background(), 0)
+			if !errors.Is(err, ErrStore) || !errors.Is(err, etcd.ErrUnreachable) {
+				t.Fatalf("lock = %v, want a store error", err)
+			}
+			if d := time.Since(start); d > c.bound {
+				t.Errorf("took %v, want under %v", d, c.bound)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			start = time.Now()
+			if _, err := e.Lock(ctx, 0); !errors.Is(err, ErrStore) {
+				t.Fatalf("lock = %v, want a store error", err)
+			}
+			if d := time.Since(start); d > 300*time.Millisecond {
+				t.Errorf("a cancelled lock took %v", d)
+			}
+		})
+	}
+}
+
+// The second endpoint answers when the first does not.
+func TestEtcdFailover(t *testing.T) {
+	srv := etcdtest.Start(t)
+	cl := etcd.New(etcd.Config{Endpoints: []string{redistest.RefusedAddr(t), srv.Addr}, Timeout: 500 * time.Millisecond})
+	e := etcdLock(t, cl, "j")
+	l, err := e.Lock(context.Background(), 0)
+	if err != nil {
+		t.Fatalf("lock through the second endpoint: %v", err)
+	}
+	_ = l.Unlock()
+}
+
+// A release that failed (the cluster down) is tried again: once the cluster
+// is back, the lock is free long before its lease's TTL would have freed it.
+func TestEtcdReleaseRetried(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := etcd.New(etcd.Config{Endpoints: []string{srv.Addr}, Timeout: 500 * time.Millisecond})
+	a, b := etcdLock(t, c, "j"), etcdLock(t, c, "j")
+	a.TTL, b.TTL = 20*time.Second, 20*time.Second
+	ctx := context.Background()
+	la, err := a.Lock(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	if err := la.Unlock(); !errors.Is(err, ErrStore) {
+		t.Fatalf("unlock with the cluster down = %v, want a store error", err)
+	}
+	srv.Restart()
+	start := time.Now()
+	lb, err := b.Lock(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatalf("lock after the cluster came back: %v (after %v)", err, time.Since(start))
+	}
+	_ = lb.Unlock()
+}
