@@ -2,10 +2,8 @@ package main
 
 import (
 	"os"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/everycli/every/schedule"
@@ -162,20 +160,69 @@ func isOption(a string) bool {
 	return !strings.ContainsAny(name, " \t\n")
 }
 
-// cronField matches one field of a cron expression: a list of '*',
-// numbers and names, ranges, steps.
-var cronField = sync.OnceValue(func() *regexp.Regexp {
-	const value = `(?:[0-9]+|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|sun|mon|tue|wed|thu|fri|sat))`
-	const part = `(?:\*|` + value + `(?:-` + value + `)?)(?:/[0-9]+)?`
-	return regexp.MustCompile(`^` + part + `(?:,` + part + `)*$`)
-})
+// isCronField reports whether s is one field of a cron expression: a list
+// of '*', numbers and names, ranges, steps. Written out rather than a
+// regular expression: every start asks it of its schedule, and compiling
+// the expression cost more than the rest of the argument parsing.
+func isCronField(s string) bool {
+	for part := range strings.SplitSeq(s, ",") {
+		if !isCronPart(part) {
+			return false
+		}
+	}
+	return true
+}
+
+// isCronPart reports whether s is '*', a value or a range of two, with an
+// optional step: "*", "5", "mon-fri", "1-30/5", "*/10".
+func isCronPart(s string) bool {
+	if base, step, ok := strings.Cut(s, "/"); ok {
+		if !isDigits(step) {
+			return false
+		}
+		s = base
+	}
+	if s == "*" {
+		return true
+	}
+	from, to, isRange := strings.Cut(s, "-")
+	return isCronValue(from) && (!isRange || isCronValue(to))
+}
+
+// isCronValue reports whether s is a number or the name of a month or a
+// weekday (three letters, any case, as Unicode folds it).
+func isCronValue(s string) bool {
+	if isDigits(s) {
+		return true
+	}
+	const names = "jan feb mar apr may jun jul aug sep oct nov dec sun mon tue wed thu fri sat"
+	for name := range strings.FieldsSeq(names) {
+		if strings.EqualFold(s, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// isDigits reports whether s is one or more ASCII digits.
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // mayBeCron reports whether a schedule may be the first word of a cron
 // expression the shell split, so that the directory is worth reading for
 // the file names an unquoted '*' became: a cron field, a CRON_TZ= prefix,
 // or a name in the current directory.
 func mayBeCron(sched string) bool {
-	if cronField().MatchString(sched) || strings.HasPrefix(sched, "CRON_TZ=") || strings.HasPrefix(sched, "TZ=") {
+	if isCronField(sched) || strings.HasPrefix(sched, "CRON_TZ=") || strings.HasPrefix(sched, "TZ=") {
 		return true
 	}
 	_, err := os.Lstat(sched)
@@ -214,7 +261,7 @@ func unquotedCron(args, names []string) (expr string, globbed bool, ok bool) {
 			fields, globs, args = append(fields, "*"), append(globs, k), args[k:]
 			continue
 		}
-		if !cronField().MatchString(args[0]) {
+		if !isCronField(args[0]) {
 			break
 		}
 		fields, globs, args = append(fields, args[0]), append(globs, 0), args[1:]

@@ -175,7 +175,7 @@ const helpWidth = 80
 // optionsHelp lists flags for --help: under each category in turn (none
 // when categories is nil), a flag a line, its usage wrapped to helpWidth,
 // with its default once and its environment variable, as urfave/cli's
-// FlagStringer words them.
+// FlagStringer words them (flagHelp).
 func optionsHelp(flags []cli.Flag, categories []string) string {
 	type entry struct{ names, usage string }
 	byCat := map[string][]entry{}
@@ -184,7 +184,7 @@ func optionsHelp(flags []cli.Flag, categories []string) string {
 		if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() {
 			continue
 		}
-		names, usage, _ := strings.Cut(cli.FlagStringer(plain(f)), "\t")
+		names, usage, _ := strings.Cut(flagHelp(plain(f)), "\t")
 		cat := ""
 		if cf, ok := f.(cli.CategorizableFlag); ok && categories != nil {
 			cat = cf.GetCategory()

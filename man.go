@@ -165,7 +165,7 @@ func manFlags(w io.Writer, flags []cli.Flag) {
 		if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() {
 			continue
 		}
-		names, usage, _ := strings.Cut(cli.FlagStringer(plain(f)), "\t")
+		names, usage, _ := strings.Cut(flagHelp(plain(f)), "\t")
 		var tag []string
 		for _, n := range strings.Split(names, ", ") {
 			name, placeholder, _ := strings.Cut(n, " ")

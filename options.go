@@ -512,7 +512,7 @@ func (o *options) schedule(given string) (schedule.Schedule, string, error) {
 		// Never seconds: an unquoted cron line (every 5 * * * * cmd) would
 		// run the first file of the directory.
 		return nil, "", usagef("bad schedule %q: a number alone is not a schedule; did you mean %ss?", given, given)
-	case cronField().MatchString(given):
+	case isCronField(given):
 		return nil, "", usagef("bad schedule %q: a cron expression has 5 fields, as one argument; quote them all, as in '*/5 * * * *'", given)
 	case opts.Align:
 		return nil, "", usagef("bad schedule: %v", err) // the hint is in it

@@ -3,7 +3,6 @@ package lock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -274,13 +273,14 @@ func TestFileRefusesWhatIsNotARegularFile(t *testing.T) {
 				// Without the Lstat in front: O_NOFOLLOW, O_NONBLOCK and the
 				// fstat must refuse on their own (a link or a FIFO put there
 				// between the two).
-				{"openFD", func() error {
-					fd, err := openFD(path)
+				{"lockPath", func() error {
+					l, err := lockPath(context.Background(), path, 0)
 					if err == nil {
-						unix.Close(fd)
+						l.Unlock()
 					}
 					return err
 				}},
+				{"checkOpen", func() error { return checkOpen(path) }},
 			}
 			for _, c := range check {
 				err := bounded(t, c.call)
@@ -313,7 +313,14 @@ func TestFileRefusesDeviceNode(t *testing.T) {
 	}
 	for _, err := range []error{
 		bounded(t, func() error { return Check(path) }),
-		bounded(t, func() error { _, err := openFD(path); return err }),
+		bounded(t, func() error { return checkOpen(path) }),
+		bounded(t, func() error {
+			l, err := lockPath(context.Background(), path, 0)
+			if err == nil {
+				l.Unlock()
+			}
+			return err
+		}),
 	} {
 		if !errors.Is(err, ErrNotRegular) {
 			t.Errorf("device node: %v, want ErrNotRegular", err)
@@ -354,23 +361,20 @@ func flockN(t *testing.T, path string) bool {
 	return false
 }
 
-// The descriptor a *File keeps between runs locks as a fresh one did: run
-// after run, flock(1) and another File are shut out while it is held, and
-// let in once it is released; and the file is opened once.
-func TestFileKeptDescriptorExcludes(t *testing.T) {
+// Run after run, flock(1) and another File are shut out while the lock is
+// held, and let in once it is released; and nothing is left open between
+// runs (each Lock opens the file, each Unlock closes it).
+func TestFileLockRunAfterRun(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "job.lock")
 	f, other := &File{Path: path}, &File{Path: path}
 	ctx := context.Background()
-	var fd int
 	for run := range 3 {
 		lease, err := f.Lock(ctx, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run == 0 {
-			fd = f.fd
-		} else if f.fd != fd {
-			t.Errorf("run %d locked descriptor %d, want the kept %d", run, f.fd, fd)
+		if !openTo(t, path) {
+			t.Errorf("run %d: no descriptor of %s open while the lock is held", run, path)
 		}
 		if flockN(t, path) {
 			t.Fatalf("run %d: flock(1) got the lock while it was held", run)
@@ -381,16 +385,30 @@ func TestFileKeptDescriptorExcludes(t *testing.T) {
 		if err := lease.Unlock(); err != nil {
 			t.Fatal(err)
 		}
-		if link, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.fd)); !f.open || err != nil || link != path {
-			t.Errorf("run %d: descriptor not kept after the release (open %v, %q, %v)", run, f.open, link, err)
+		if openTo(t, path) {
+			t.Errorf("run %d: a descriptor of %s still open after the release", run, path)
 		}
 		if !flockN(t, path) {
 			t.Fatalf("run %d: flock(1) shut out after the release", run)
 		}
 	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
+}
+
+// openTo reports whether this process has a descriptor open on path, or on
+// a file deleted from it.
+func openTo(t *testing.T, path string) bool {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot list this process's descriptors: %v", err)
 	}
+	for _, fd := range fds {
+		// A file deleted since (replaced) is still open, by this name.
+		if link, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && (link == path || link == path+" (deleted)") {
+			return true
+		}
+	}
+	return false
 }
 
 // A lock file deleted, or replaced by another file, while its descriptor is
@@ -470,8 +488,8 @@ func TestFileExecutableNotKept(t *testing.T) {
 	if err := lease.Unlock(); err != nil {
 		t.Fatal(err)
 	}
-	if f.open {
-		t.Fatalf("descriptor %d of an executable lock file kept open after the release", f.fd)
+	if openTo(t, path) {
+		t.Fatal("a descriptor of the executable lock file kept open after the release")
 	}
 	if err := exec.Command(path).Run(); err != nil {
 		t.Errorf("exec of the lock file after the release: %v", err)
@@ -541,4 +559,64 @@ func keptFile(t *testing.T, path string) *File {
 	}
 	lease.Unlock()
 	return f
+}
+
+// A lock file replaced between its lock and the check of the path is let
+// go, and the file now at the path locked instead; replaced at each try, it
+// is an error. Either way the lock is never left on a file no longer at the
+// path.
+func TestFileReplacedWhileLocking(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lock")
+	replace := func(string) {
+		if err := os.WriteFile(path+".new", nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".new", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { lockedHook = nil })
+
+	replaced := 0
+	lockedHook = func(p string) {
+		if replaced == 0 {
+			replace(p)
+		}
+		replaced++
+	}
+	lease, err := (&File{Path: path}).Lock(context.Background(), 0)
+	if err != nil {
+		t.Fatalf("Lock with the file replaced once = %v, want the new file locked", err)
+	}
+	if replaced != 2 {
+		t.Errorf("locked %d times, want 2: the replaced file, then the new one", replaced)
+	}
+	if flockN(t, path) {
+		t.Error("flock(1) got the lock of the file at the path: the lock was left on the replaced one")
+	}
+	lease.Unlock()
+
+	lockedHook = replace
+	if _, err := (&File{Path: path}).Lock(context.Background(), 0); err == nil || errors.Is(err, ErrBusy) {
+		t.Fatalf("Lock with the file replaced at each try = %v, want an error", err)
+	}
+	if openTo(t, path) {
+		t.Error("a descriptor left open after a Lock that failed: a replaced file's lock was kept")
+	}
+}
+
+// BenchmarkFileLock is one run's lock and unlock of a lock file, as the
+// loop takes it.
+func BenchmarkFileLock(b *testing.B) {
+	f := &File{Path: filepath.Join(b.TempDir(), "job.lock")}
+	ctx := context.Background()
+	for b.Loop() {
+		lease, err := f.Lock(ctx, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := lease.Unlock(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
