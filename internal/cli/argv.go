@@ -1,0 +1,271 @@
+package cli
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/everycli/every/schedule"
+)
+
+// This file owns the splitting of argv into options, the schedule and the
+// command, before urfave/cli sees the options.
+
+// invocation is argv split into its parts.
+type invocation struct {
+	opts       []string        // option tokens, in their order, values included
+	given      map[string]bool // the options given on the command line, by canonical name
+	schedule   string
+	command    []string
+	help       bool     // --help: no schedule needed
+	version    bool     // --version: no schedule needed either
+	status     bool     // every status
+	next       bool     // every next
+	completion bool     // every completion
+	names      []string // every status NAME..., every next SCHEDULE, every completion SHELL
+}
+
+// split separates options, the schedule and the command. urfave/cli stops
+// parsing options at the first positional argument, so options may stand on
+// either side of the schedule only if they are gathered here first. Everything
+// after "--" is the command; without "--", the first positional after the
+// schedule starts it.
+func split(args []string, arity map[string]bool) (invocation, error) {
+	var inv invocation
+	positional := 0
+	var afterSchedule []string // the schedule and what follows it, as given
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			inv.command = args[i+1:]
+			break
+		}
+		if !isOption(a) {
+			if positional == 0 && (a == "status" || a == "next" || a == "completion") {
+				// Options before the subcommand are its own: every --state-dir D status.
+				return splitSub(a, append(slices.Clone(inv.opts), args[i+1:]...))
+			}
+			if positional == 0 && a == "help" {
+				// every help is every --help; every help next, every next --help.
+				if i+1 < len(args) && slices.Contains([]string{"status", "next", "completion"}, args[i+1]) {
+					return splitSub(args[i+1], []string{"--help"})
+				}
+				inv.help = true
+				inv.opts = append(inv.opts, "--help")
+				break
+			}
+			if positional == 0 {
+				inv.schedule = a
+				afterSchedule = args[i:]
+				positional++
+				continue
+			}
+			inv.command = args[i:]
+			break
+		}
+		tokens, name, err := option(args, i, arity, "every")
+		if err != nil {
+			return inv, err
+		}
+		if inv.given == nil {
+			inv.given = map[string]bool{}
+		}
+		i += len(tokens) - 1
+		if name == "version" {
+			// every's own, not urfave/cli's: printed by parse.
+			inv.version = true
+			continue
+		}
+		inv.given[canonical()[name]] = true
+		inv.opts = append(inv.opts, tokens...)
+		if name == "help" || name == "h" {
+			inv.help = true
+		}
+	}
+	if inv.help || inv.version {
+		return inv, nil
+	}
+	if inv.schedule != "" && mayBeCron(inv.schedule) {
+		if expr, globbed, ok := unquotedCron(afterSchedule, dirNames()); ok {
+			return inv, usagef("bad schedule: a cron expression is one argument; quote it: every '%s' -- CMD%s", expr, globNote(globbed))
+		}
+	}
+	if inv.schedule == "" {
+		return inv, usagef("missing schedule; try: every 90s -- COMMAND")
+	}
+	if len(inv.command) == 0 {
+		return inv, usagef("missing command after schedule %q; try: every %s -- COMMAND", inv.schedule, inv.schedule)
+	}
+	return inv, nil
+}
+
+// splitSub gathers the options of every status, every next or every
+// completion, wherever they stand, from the job names, the schedule or the
+// shell.
+func splitSub(sub string, args []string) (invocation, error) {
+	inv := invocation{status: sub == "status", next: sub == "next", completion: sub == "completion"}
+	arity := flagArity(statusFlags)
+	switch {
+	case inv.next:
+		arity = flagArity(nextFlags)
+	case inv.completion:
+		arity = flagArity(nil)
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			inv.names = append(inv.names, args[i+1:]...)
+			break
+		}
+		if !isOption(a) {
+			inv.names = append(inv.names, a)
+			continue
+		}
+		tokens, _, err := option(args, i, arity, "every "+sub)
+		if err != nil {
+			return inv, err
+		}
+		inv.opts = append(inv.opts, tokens...)
+		i += len(tokens) - 1
+	}
+	return inv, nil
+}
+
+// option reads the option at args[i]: its tokens (with its value, when it
+// takes one not given with "="), and its name.
+func option(args []string, i int, arity map[string]bool, cmd string) ([]string, string, error) {
+	a := args[i]
+	name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	takesValue, known := arity[name]
+	switch {
+	case !known:
+		return nil, name, usagef("unknown option %s; see %s --help", a, cmd)
+	case !takesValue || hasValue:
+		return []string{a}, name, nil
+	case i+1 >= len(args):
+		return nil, name, usagef("option %s needs a value; see %s --help", a, cmd)
+	}
+	return []string{a, args[i+1]}, name, nil
+}
+
+// isOption reports whether an argument is an option: a dash and a name. A
+// name never holds a space, so '-1 * * * *' is a (bad) schedule, not an
+// unknown option; a value may ("--on-failure=notify-send failed").
+func isOption(a string) bool {
+	if len(a) < 2 || a[0] != '-' {
+		return false
+	}
+	name, _, _ := strings.Cut(a, "=")
+	return !strings.ContainsAny(name, " \t\n")
+}
+
+// cronField matches one field of a cron expression: a list of '*',
+// numbers and names, ranges, steps.
+var cronField = sync.OnceValue(func() *regexp.Regexp {
+	const value = `(?:[0-9]+|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|sun|mon|tue|wed|thu|fri|sat))`
+	const part = `(?:\*|` + value + `(?:-` + value + `)?)(?:/[0-9]+)?`
+	return regexp.MustCompile(`^` + part + `(?:,` + part + `)*$`)
+})
+
+// mayBeCron reports whether a schedule may be the first word of a cron
+// expression the shell split, so that the directory is worth reading for
+// the file names an unquoted '*' became: a cron field, a CRON_TZ= prefix,
+// or a name in the current directory.
+func mayBeCron(sched string) bool {
+	if cronField().MatchString(sched) || strings.HasPrefix(sched, "CRON_TZ=") || strings.HasPrefix(sched, "TZ=") {
+		return true
+	}
+	_, err := os.Lstat(sched)
+	return err == nil
+}
+
+// dirNames returns the names in the current directory, which a shell puts
+// for an unquoted '*'; none when it cannot be read.
+func dirNames() []string {
+	entries, _ := os.ReadDir(".")
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names
+}
+
+// unquotedCron recognises a cron expression typed without quotes: args
+// begin with its fields, each a cron field or, for an unquoted '*', the
+// names of the directory the shell put in its place (names: all of them,
+// hidden ones too). It returns the expression, quoted as it should have
+// been, and whether a '*' had become file names. An expression is 5 fields,
+// or 6 with seconds first: where the words go on after 5, the 6-field
+// reading wins if it parses, unless its sixth is the single name of a
+// directory of one file (most likely the command, as in every 0 2 * * 0
+// job.sh).
+func unquotedCron(args, names []string) (expr string, globbed bool, ok bool) {
+	prefix := ""
+	if len(args) > 0 && (strings.HasPrefix(args[0], "CRON_TZ=") || strings.HasPrefix(args[0], "TZ=")) {
+		prefix, args = args[0]+" ", args[1:]
+	}
+	var fields []string
+	var globs []int // how many names each field's glob was; 0: a plain field
+	for len(args) > 0 && len(fields) < 7 {
+		if k := globRun(args, names); k > 0 {
+			fields, globs, args = append(fields, "*"), append(globs, k), args[k:]
+			continue
+		}
+		if !cronField().MatchString(args[0]) {
+			break
+		}
+		fields, globs, args = append(fields, args[0]), append(globs, 0), args[1:]
+	}
+	if len(fields) < 5 {
+		return "", false, false
+	}
+	parses := func(n int) bool {
+		_, err := schedule.Parse(prefix+strings.Join(fields[:n], " "), schedule.Options{Zone: time.UTC})
+		return err == nil
+	}
+	n := 5
+	if len(fields) >= 6 && parses(6) {
+		n = 6
+		ended := len(fields) == 6 && len(args) > 0 && (args[0] == "--" || isOption(args[0]))
+		if globs[5] == 1 && !ended && parses(5) {
+			n = 5
+		}
+	}
+	for _, k := range globs[:n] {
+		globbed = globbed || k > 0
+	}
+	return prefix + strings.Join(fields[:n], " "), globbed, true
+}
+
+// globRun returns how many of the first args are the names a shell puts for
+// an unquoted '*' (those not hidden, or with dotglob all), in any order; 0
+// when they are not.
+func globRun(args, names []string) int {
+	visible := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return strings.HasPrefix(n, ".") })
+	for _, set := range [][]string{visible, names} {
+		k := len(set)
+		if k == 0 || len(args) < k {
+			continue
+		}
+		got := slices.Clone(args[:k])
+		slices.Sort(got)
+		want := slices.Clone(set)
+		slices.Sort(want)
+		if slices.Equal(got, want) {
+			return k
+		}
+	}
+	return 0
+}
+
+// globNote is the end of the message about an unquoted cron expression
+// whose '*' the shell had made file names.
+func globNote(globbed bool) string {
+	if !globbed {
+		return ""
+	}
+	return "; unquoted, each * became the names of the files here"
+}
