@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/everycli/every/internal/testutil"
 )
 
 // This file proves that the static binary, as releases and the container
@@ -25,7 +27,7 @@ func buildStatic(t *testing.T, dir string) string {
 	bin := filepath.Join(dir, "every")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, ".")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "github.com/everycli/every")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -37,7 +39,7 @@ func buildStatic(t *testing.T, dir string) string {
 // or skips the test where chroot is not permitted.
 func runChrooted(t *testing.T, root string, env []string, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.WaitBound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/every", args...)
 	cmd.Dir = "/"

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/everycli/every/internal/testutil"
 )
 
 // This file checks install.sh: what it installs, where, and that the
@@ -35,7 +37,7 @@ func runInstall(t *testing.T, env []string, args ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*waitBound)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*testutil.WaitBound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", append([]string{script}, args...)...)
 	cmd.Dir = t.TempDir()
@@ -76,7 +78,7 @@ func checkInstalled(t *testing.T, root, prefix string) {
 			want = bytes.ReplaceAll(want, []byte("/usr/local/bin/every"), []byte(filepath.Join(prefix, "bin/every")))
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is not %s as it should be (diff: %s)", path, src, firstDiff(got, want))
+			t.Errorf("%s is not %s as it should be (diff: %s)", path, src, testutil.FirstDiff(got, want))
 		}
 	}
 	unit := unitSettings(t, filepath.Join(root, prefix, installed["dist/systemd/every@.service"]))
@@ -97,7 +99,7 @@ func TestInstall(t *testing.T) {
 	}
 	prefix := filepath.Join(t.TempDir(), "usr", "local")
 	home := t.TempDir()
-	env := append(goCaches(), "HOME="+home, "XDG_CONFIG_HOME="+home, "XDG_DATA_HOME="+home, "XDG_CACHE_HOME="+home)
+	env := append(testutil.GoCaches(), "HOME="+home, "XDG_CONFIG_HOME="+home, "XDG_DATA_HOME="+home, "XDG_CACHE_HOME="+home)
 	out := runInstall(t, env, "--prefix", prefix)
 	if !strings.Contains(out, "building every") {
 		t.Errorf("install.sh from a clone did not build every:\n%s", out)
@@ -108,7 +110,7 @@ func TestInstall(t *testing.T) {
 	t.Run("man", func(t *testing.T) {
 		page := filepath.Join(prefix, installed["docs/every.1"])
 		if _, err := exec.LookPath("man"); err != nil {
-			skipWithout(t, "man", "the installed page is not checked")
+			testutil.SkipWithout(t, "man", "the installed page is not checked")
 		}
 		cmd := exec.Command("man", "-l", page)
 		cmd.Env = append(os.Environ(), "MANWIDTH=80")
@@ -133,7 +135,7 @@ func TestInstall(t *testing.T) {
 		}
 		// An instance of the installed template, checked as systemd would
 		// load it: its binary executable, its man page found.
-		ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.WaitBound)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, verify, "verify", filepath.Join(prefix, "lib/systemd/system/every@backup.service"))
 		cmd.Env = found
@@ -148,7 +150,7 @@ func TestInstall(t *testing.T) {
 		} {
 			path, err := exec.LookPath(tc.shell)
 			if err != nil {
-				skipWithout(t, tc.shell, "the installed completion is not checked")
+				testutil.SkipWithout(t, tc.shell, "the installed completion is not checked")
 			}
 			args := []string{"-c", tc.script}
 			if tc.shell == "zsh" {

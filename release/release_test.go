@@ -26,7 +26,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/everycli/every/schedule"
+	"github.com/everycli/every/internal/cli"
+	"github.com/everycli/every/internal/scripttest"
+	"github.com/everycli/every/internal/testutil"
+	"github.com/everycli/every/internal/ui"
 )
 
 // This file checks what release/build makes (when CI points
@@ -310,7 +313,7 @@ func TestReleaseSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(args ...string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.WaitBound)
 		defer cancel()
 		out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 		return string(out), err
@@ -458,7 +461,7 @@ func TestSystemdUnit(t *testing.T) {
 		// The binary of install.sh's default prefix, which install.sh and
 		// release/build replace with the one they install.
 		{"Service.ExecStart", "/usr/local/bin/every --name %i --state-dir /var/lib/every/%i $EVERY_ARGS"},
-		{"Service.RestartPreventExitStatus", fmt.Sprintf("%d %d 126 127", exitUsage, exitCantCreate)},
+		{"Service.RestartPreventExitStatus", fmt.Sprintf("%d %d 126 127", ui.ExitUsage, ui.ExitCantCreate)},
 	} {
 		if got := s[tc.key]; len(got) != 1 || got[0] != tc.want {
 			t.Errorf("%s = %q, want %q", tc.key, got, tc.want)
@@ -471,10 +474,11 @@ func TestSystemdUnit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TimeoutStopSec %q: %v", s["Service.TimeoutStopSec"], err)
 	}
-	killAfter, err := schedule.ParseDuration(defaults["kill-after"])
-	if err != nil {
-		t.Fatal(err)
+	plain, err := cli.Parse([]string{"1s", "--", "true"}, io.Discard, io.Discard)
+	if err != nil || plain.Run == nil {
+		t.Fatalf("every 1s -- true: %v", err)
 	}
+	killAfter := plain.Run.Loop.KillAfter // the default
 	if stop < killAfter+5*time.Second {
 		t.Errorf("TimeoutStopSec %v: want at least --kill-after's default %v plus 5s", stop, killAfter)
 	}
@@ -489,13 +493,13 @@ func TestSystemdUnit(t *testing.T) {
 	}
 	// systemd splits a $VAR word at whitespace with quotes respected and
 	// removed, as a shell does (systemd.service(5), "Command lines").
-	words, err := shellWords(string(m[1]))
+	words, err := scripttest.ShellWords(string(m[1]))
 	if err != nil {
 		t.Fatalf("EVERY_ARGS in every.conf.example: %v", err)
 	}
 	args := append([]string{"--name", "backup", "--state-dir", "/var/lib/every/backup"}, words...)
-	req, err := parse(args, io.Discard, io.Discard)
-	if err != nil || req.run == nil {
+	req, err := cli.Parse(args, io.Discard, io.Discard)
+	if err != nil || req.Run == nil {
 		t.Errorf("every %q from every.conf.example: %v", args, err)
 	}
 
@@ -520,7 +524,7 @@ func TestSystemdUnit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.WaitBound)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, verify, "verify", "--man=no", filepath.Join(dir, "every@backup.service")).CombinedOutput()
 	if err != nil || len(out) > 0 {

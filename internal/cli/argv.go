@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/schedule"
 )
 
@@ -90,14 +91,14 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 	}
 	if inv.schedule != "" && mayBeCron(inv.schedule) {
 		if expr, globbed, ok := unquotedCron(afterSchedule, dirNames()); ok {
-			return inv, usagef("bad schedule: a cron expression is one argument; quote it: every '%s' -- CMD%s", expr, globNote(globbed))
+			return inv, ui.Usagef("bad schedule: a cron expression is one argument; quote it: every '%s' -- CMD%s", expr, globNote(globbed))
 		}
 	}
 	if inv.schedule == "" {
-		return inv, usagef("missing schedule; try: every 90s -- COMMAND")
+		return inv, ui.Usagef("missing schedule; try: every 90s -- COMMAND")
 	}
 	if len(inv.command) == 0 {
-		return inv, usagef("missing command after schedule %q; try: every %s -- COMMAND", inv.schedule, inv.schedule)
+		return inv, ui.Usagef("missing command after schedule %q; try: every %s -- COMMAND", inv.schedule, inv.schedule)
 	}
 	return inv, nil
 }
@@ -142,11 +143,11 @@ func option(args []string, i int, arity map[string]bool, cmd string) ([]string, 
 	takesValue, known := arity[name]
 	switch {
 	case !known:
-		return nil, name, usagef("unknown option %s; see %s --help", a, cmd)
+		return nil, name, ui.Usagef("unknown option %s; see %s --help", a, cmd)
 	case !takesValue || hasValue:
 		return []string{a}, name, nil
 	case i+1 >= len(args):
-		return nil, name, usagef("option %s needs a value; see %s --help", a, cmd)
+		return nil, name, ui.Usagef("option %s needs a value; see %s --help", a, cmd)
 	}
 	return []string{a, args[i+1]}, name, nil
 }

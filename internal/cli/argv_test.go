@@ -102,3 +102,97 @@ func TestSplitEdges(t *testing.T) {
 		})
 	}
 }
+
+func TestSplit(t *testing.T) {
+	arity := flagArity(runFlags)
+	tests := []struct {
+		name    string
+		args    []string
+		want    invocation
+		wantErr string
+	}{
+		{
+			name: "options after schedule, with --",
+			args: []string{"90s", "--retries", "5", "--", "cmd", "-x"},
+			want: invocation{opts: []string{"--retries", "5"}, schedule: "90s", command: []string{"cmd", "-x"}},
+		},
+		{
+			name: "options before schedule",
+			args: []string{"--retries", "5", "90s", "--", "cmd", "-x"},
+			want: invocation{opts: []string{"--retries", "5"}, schedule: "90s", command: []string{"cmd", "-x"}},
+		},
+		{
+			name: "no --: first positional after schedule starts the command",
+			args: []string{"90s", "-q", "cmd", "--retries", "3"},
+			want: invocation{opts: []string{"-q"}, schedule: "90s", command: []string{"cmd", "--retries", "3"}},
+		},
+		{
+			name: "option=value and single dash",
+			args: []string{"-retries=2", "--timeout=5s", "1s", "true"},
+			want: invocation{opts: []string{"-retries=2", "--timeout=5s"}, schedule: "1s", command: []string{"true"}},
+		},
+		{
+			name: "a value that looks like an option",
+			args: []string{"1s", "--jitter", "-5s", "--", "true"},
+			want: invocation{opts: []string{"--jitter", "-5s"}, schedule: "1s", command: []string{"true"}},
+		},
+		{
+			name: "-- keeps the command verbatim",
+			args: []string{"1s", "--", "--retries", "--", "x"},
+			want: invocation{schedule: "1s", command: []string{"--retries", "--", "x"}},
+		},
+		{
+			name: "help needs no schedule",
+			args: []string{"--help"},
+			want: invocation{opts: []string{"--help"}, help: true},
+		},
+		{
+			name: "status: options anywhere among the names",
+			args: []string{"status", "a", "--json", "b", "--state-dir", "d"},
+			want: invocation{status: true, opts: []string{"--json", "--state-dir", "d"}, names: []string{"a", "b"}},
+		},
+		{
+			name: "status: options before it too",
+			args: []string{"--state-dir", "d", "status", "a"},
+			want: invocation{status: true, opts: []string{"--state-dir", "d"}, names: []string{"a"}},
+		},
+		{name: "status: a run option", args: []string{"status", "--retries", "1"}, wantErr: "unknown option --retries; see every status --help"},
+		{name: "unknown option", args: []string{"1s", "--retry", "3", "--", "true"}, wantErr: "unknown option --retry"},
+		{name: "value missing at the end", args: []string{"--retries"}, wantErr: "option --retries needs a value"},
+		{name: "missing schedule", args: []string{"--retries", "1"}, wantErr: "missing schedule"},
+		{name: "missing command", args: []string{"1s", "--retries", "1"}, wantErr: `missing command after schedule "1s"`},
+		{name: "missing command after --", args: []string{"1s", "--"}, wantErr: "missing command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := split(tt.args, arity)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("split(%q) error %v, want %q", tt.args, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("split(%q): %v", tt.args, err)
+			}
+			got.given = nil // TestSplitGiven
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("split(%q) = %+v, want %+v", tt.args, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSplitGiven checks which options split records as given on the command
+// line, by their canonical names: messages name the flag for those and the
+// environment variable for the others.
+func TestSplitGiven(t *testing.T) {
+	got, err := split([]string{"-q", "--retries=2", "1s", "--name", "-x", "--", "true", "--timeout", "1s"}, flagArity(runFlags))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"quiet": true, "retries": true, "name": true}
+	if !reflect.DeepEqual(got.given, want) {
+		t.Fatalf("given = %v, want %v", got.given, want)
+	}
+}

@@ -1,21 +1,24 @@
+// Package cli owns what people type and read of every's command line: argv
+// split around the schedule (argv.go), the flags in one table and their
+// checking into one value per command (options.go, statusflags.go,
+// next.go), help, the version, the completion scripts, every(1) and
+// docs/REFERENCE.md, all made from the same flag table. Nothing outside it
+// sees urfave/cli.
 package cli
 
 import (
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/status"
+	"github.com/everycli/every/internal/ui"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 )
 
-// This file owns what people type and read of every's command line: argv
-// becomes one validated request, a run's settings or a listing's, and the
-// "every: ..." error lines are printed here. Nothing below it sees urfave/cli.
+// This file turns argv into one request, and holds the help's layout.
 
 // usageText is every --help's usage: the synopsis, a description and the
 // examples, each also a section of every(1) (man.go). Each example runs
@@ -46,62 +49,19 @@ const examples = `   every 90s --retries 5 -- ./sync-ledger.sh --full
    every '30 2 * * *' --tz Europe/Berlin -- ./nightly.sh   # cron, DST done right
    every next '0 9 * * mon-fri' -n 3`
 
-// newLogger builds the one logger of the process: logfmt or JSON on stderr.
-// When stderr is the systemd journal, which stamps each line itself, text
-// lines leave out their own time; JSON keeps it, as a field for machines.
-func newLogger(w io.Writer, format, level string, quiet bool) *slog.Logger {
-	var lv slog.Level
-	_ = lv.UnmarshalText([]byte(level)) // checked in config
-	if quiet && lv < slog.LevelWarn {
-		lv = slog.LevelWarn
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	if f, ok := w.(*os.File); ok && isJournal(os.Getenv("JOURNAL_STREAM"), f) {
-		opts.ReplaceAttr = dropTime
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
-}
-
-// dropTime leaves out a record's time.
-func dropTime(groups []string, a slog.Attr) slog.Attr {
-	if len(groups) == 0 && a.Key == slog.TimeKey {
-		return slog.Attr{}
-	}
-	return a
-}
-
-// isJournal reports whether f is the journal's stream that systemd names in
-// JOURNAL_STREAM ("DEV:INODE" of the socket it gave as stdout or stderr).
-// The variable alone is not enough: it is inherited by processes whose
-// stderr was redirected elsewhere, and those lines would lose their time.
-func isJournal(journalStream string, f *os.File) bool {
-	dev, ino, ok := strings.Cut(journalStream, ":")
-	if !ok {
-		return false
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return false
-	}
-	return dev == strconv.FormatUint(uint64(st.Dev), 10) && ino == strconv.FormatUint(st.Ino, 10)
-}
-
-// request is what argv asks for: a run, a listing (every status), the
+// Request is what argv asks for: a run, a listing (every status), the
 // slots of a schedule (every next), or none of them, when help, the version
 // or a completion script has been printed.
-type request struct {
-	run    *settings
-	status *statusSettings
-	next   *nextSettings
+type Request struct {
+	Run    *job.Settings
+	Status *status.Settings
+	Next   *NextSettings
 }
 
-// parse turns argv into a request. Help, version and completion scripts go
+// Parse turns argv into a request. Help, version and completion scripts go
 // to stdout.
-func parse(args []string, stdout, stderr io.Writer) (request, error) {
-	var req request
+func Parse(args []string, stdout, stderr io.Writer) (Request, error) {
+	var req Request
 	inv, err := split(args, flagArity(runFlags))
 	if err != nil {
 		return req, err
@@ -114,7 +74,7 @@ func parse(args []string, stdout, stderr io.Writer) (request, error) {
 			"every next SCHEDULE [--align] [--tz ZONE] [-n N] [--from TIME]", nextFlags, stdout, stderr,
 			func(c *cli.Context) error {
 				ns, err := nextConfig(c, inv)
-				req.next = &ns
+				req.Next = &ns
 				return err
 			})
 		return req, app.Run(append(append([]string{"every next"}, inv.opts...), "--"))
@@ -124,10 +84,10 @@ func parse(args []string, stdout, stderr io.Writer) (request, error) {
 			"every status [--state-dir DIR | --store URL] [--json | --max-age D [--allow-inactive] [--nagios [--warn-age D]]] [NAME...]", statusFlags, stdout, stderr,
 			func(c *cli.Context) error {
 				if c.Bool(namesFlag) {
-					return printJobNames(c.String("state-dir"), stdout)
+					return status.PrintJobNames(c.String("state-dir"), stdout)
 				}
 				ss, err := statusConfig(c, inv)
-				req.status = &ss
+				req.Status = &ss
 				return err
 			})
 		return req, app.Run(append(append([]string{"every status"}, inv.opts...), "--"))
@@ -138,8 +98,8 @@ func parse(args []string, stdout, stderr io.Writer) (request, error) {
 	}
 	app := newApp("every", "run a command on a schedule, safely: cron + flock + timeout in one process",
 		usageText, runFlags, stdout, stderr, func(c *cli.Context) error {
-			st, err := config(c, inv, stderr)
-			req.run = &st
+			st, err := config(c, inv)
+			req.Run = &st
 			return err
 		})
 	app.Metadata["options"] = lazyText(func() string { return optionsHelp(slices.Concat(runFlags, metaFlags), categories) })
@@ -248,24 +208,8 @@ func newApp(name, usage, usageText string, flags []cli.Flag, stdout, stderr io.W
 		// The default handler calls os.Exit inside Run.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{err.Error()}
+			return ui.Usagef("%s", err.Error())
 		},
 		Action: action,
 	}
-}
-
-// report prints an error as every's one line: "every: " and the message,
-// which names the bad value and ends with what to do.
-func report(stderr io.Writer, err error) {
-	fmt.Fprintf(stderr, "every: %v\n", err)
-}
-
-// usageError is bad usage: one line naming the bad value and what to do. It
-// exits 2 before anything runs or any file is written.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Sprintf(format, args...)}
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"regexp"
@@ -12,8 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/everycli/every/internal/scripttest"
+	"github.com/everycli/every/internal/ui"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 )
 
 func TestVersionText(t *testing.T) {
@@ -76,9 +76,9 @@ func TestVersionText(t *testing.T) {
 func help(t *testing.T, args ...string) string {
 	t.Helper()
 	var out, errs bytes.Buffer
-	req, err := parse(args, &out, &errs)
-	if err != nil || req.run != nil || req.status != nil || req.next != nil || errs.Len() > 0 {
-		t.Fatalf("parse(%q) = %+v, %v; stderr %q", args, req, err, errs.String())
+	req, err := Parse(args, &out, &errs)
+	if err != nil || req.Run != nil || req.Status != nil || req.Next != nil || errs.Len() > 0 {
+		t.Fatalf("Parse(%q) = %+v, %v; stderr %q", args, req, err, errs.String())
 	}
 	return out.String()
 }
@@ -176,118 +176,25 @@ func TestHelpCategories(t *testing.T) {
 	}
 }
 
-// helpExamples returns the example lines of a --help text, without their
-// comments.
-func helpExamples(text string) []string {
-	_, ex, _ := strings.Cut(text, "\n   Examples:\n")
-	var lines []string
-	for _, l := range strings.Split(ex, "\n") {
-		if !strings.HasPrefix(l, "      every ") {
-			break
-		}
-		cmd, _ := splitExample(l)
-		lines = append(lines, cmd)
-	}
-	return lines
-}
-
-// shellWords splits a command line as sh does for the quoting the examples
-// use: blanks, '...', "..." and backslashes. No expansion.
-func shellWords(line string) ([]string, error) {
-	var (
-		words   []string
-		cur     strings.Builder
-		inWord  bool
-		quote   rune
-		escaped bool
-	)
-	for _, r := range line {
-		switch {
-		case escaped:
-			cur.WriteRune(r)
-			escaped = false
-		case quote == '\'':
-			if r == '\'' {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
-			}
-		case quote == '"':
-			switch r {
-			case '"':
-				quote = 0
-			case '\\':
-				escaped = true
-			default:
-				cur.WriteRune(r)
-			}
-		case r == '\\':
-			escaped, inWord = true, true
-		case r == '\'' || r == '"':
-			quote, inWord = r, true
-		case r == ' ' || r == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if quote != 0 || escaped {
-		return nil, fmt.Errorf("unterminated quote in %q", line)
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
-}
-
-func TestShellWords(t *testing.T) {
-	tests := []struct {
-		line string
-		want []string
-	}{
-		{`every 90s -- ./x --full`, []string{"every", "90s", "--", "./x", "--full"}},
-		{`every '30 2 * * *' --tz Europe/Berlin`, []string{"every", "30 2 * * *", "--tz", "Europe/Berlin"}},
-		{`sh -c 'date >> "$HOME/ticks"'`, []string{"sh", "-c", `date >> "$HOME/ticks"`}},
-		{`a "b \" c" d\ e ''`, []string{"a", `b " c`, "d e", ""}},
-	}
-	for _, tt := range tests {
-		got, err := shellWords(tt.line)
-		if err != nil || !slices.Equal(got, tt.want) {
-			t.Errorf("shellWords(%q) = %q, %v; want %q", tt.line, got, err, tt.want)
-		}
-	}
-	if _, err := shellWords(`a 'b`); err == nil {
-		t.Error("shellWords accepted an unterminated quote")
-	}
-}
-
-// TestHelpExamplesParse runs each example of --help through parse: each is
-// a valid run or every next, with the schedule and command it shows.
-// (testdata/script/cli_examples.txtar runs them.)
 func TestHelpExamplesParse(t *testing.T) {
-	examples := helpExamples(help(t, "--help"))
+	examples := scripttest.HelpExamples(help(t, "--help"))
 	if len(examples) < 6 {
 		t.Fatalf("found %d examples in --help, want 6 or more: %q", len(examples), examples)
 	}
 	for _, ex := range examples {
-		argv, err := shellWords(ex)
+		argv, err := scripttest.ShellWords(ex)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out, errs bytes.Buffer
-		req, err := parse(argv[1:], &out, &errs)
+		req, err := Parse(argv[1:], &out, &errs)
 		switch {
 		case err != nil:
 			t.Errorf("example %q: %v", ex, err)
-		case argv[1] == "next" && req.next == nil, argv[1] != "next" && req.run == nil:
+		case argv[1] == "next" && req.Next == nil, argv[1] != "next" && req.Run == nil:
 			t.Errorf("example %q parsed to %+v", ex, req)
-		case req.run != nil && !slices.Equal(req.run.cfg.Command, argv[slices.Index(argv, "--")+1:]):
-			t.Errorf("example %q: command %q", ex, req.run.cfg.Command)
+		case req.Run != nil && !slices.Equal(req.Run.Loop.Command, argv[slices.Index(argv, "--")+1:]):
+			t.Errorf("example %q: command %q", ex, req.Run.Loop.Command)
 		}
 	}
 }
@@ -305,25 +212,25 @@ func TestCompletionUsage(t *testing.T) {
 		{args: []string{"completion", "zsh"}, wantOut: "#compdef every\n"},
 		{args: []string{"completion", "fish"}, wantOut: "complete -c every -n '__every_in status' -f -a '(__every_jobs)'\n"},
 		{args: []string{"completion", "ksh"}, wantErr: `bad shell "ksh": use one of bash, zsh, fish`},
-		{args: []string{"completion"}, wantErr: "every completion takes one shell: bash, zsh, fish; try: every completion bash"},
-		{args: []string{"completion", "bash", "zsh"}, wantErr: "every completion takes one shell"},
+		{args: []string{"completion"}, wantErr: "completion takes one shell: bash, zsh, fish; try: every completion bash"},
+		{args: []string{"completion", "bash", "zsh"}, wantErr: "completion takes one shell"},
 		{args: []string{"completion", "--shell", "bash"}, wantErr: "unknown option --shell; see every completion --help"},
 		{args: []string{"completion", "--help"}, wantOut: "every completion bash|zsh|fish\n"},
 	}
 	for _, tt := range tests {
 		var out, errs bytes.Buffer
-		req, err := parse(tt.args, &out, &errs)
-		if req.run != nil || req.status != nil || req.next != nil {
-			t.Errorf("parse(%q) = %+v, want nothing to do", tt.args, req)
+		req, err := Parse(tt.args, &out, &errs)
+		if req.Run != nil || req.Status != nil || req.Next != nil {
+			t.Errorf("Parse(%q) = %+v, want nothing to do", tt.args, req)
 		}
 		if tt.wantErr != "" {
-			if !errors.As(err, new(usageError)) || !strings.HasPrefix(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("parse(%q) error %v, want a usage line %q", tt.args, err, tt.wantErr)
+			if !errors.As(err, new(ui.UsageError)) || !strings.HasPrefix(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Parse(%q) error %v, want a usage line %q", tt.args, err, tt.wantErr)
 			}
 			continue
 		}
 		if err != nil || !strings.Contains(out.String(), tt.wantOut) {
-			t.Errorf("parse(%q) = %v, stdout lacks %q:\n%s", tt.args, err, tt.wantOut, out.String())
+			t.Errorf("Parse(%q) = %v, stdout lacks %q:\n%s", tt.args, err, tt.wantOut, out.String())
 		}
 	}
 }
@@ -372,96 +279,15 @@ func TestPrintJobNames(t *testing.T) {
 		}
 	}
 	var out, errs bytes.Buffer
-	if _, err := parse([]string{"status", "--names", "--state-dir", dir}, &out, &errs); err != nil {
+	if _, err := Parse([]string{"status", "--names", "--state-dir", dir}, &out, &errs); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != "alpha\nbeta\n" || errs.Len() > 0 {
 		t.Errorf("every status --names = %q, stderr %q; want alpha and beta", out.String(), errs.String())
 	}
 	out.Reset()
-	if _, err := parse([]string{"status", "--names", "--state-dir", dir + "/missing"}, &out, &errs); err != nil || out.Len()+errs.Len() > 0 {
+	if _, err := Parse([]string{"status", "--names", "--state-dir", dir + "/missing"}, &out, &errs); err != nil || out.Len()+errs.Len() > 0 {
 		t.Errorf("every status --names of a missing directory: %v, %q, %q", err, out.String(), errs.String())
-	}
-}
-
-// devIno is a file's JOURNAL_STREAM value.
-func devIno(t *testing.T, f *os.File) string {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("%d:%d", st.Dev, st.Ino)
-}
-
-func TestIsJournal(t *testing.T) {
-	f, err := os.Create(t.TempDir() + "/stderr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	other, err := os.Create(t.TempDir() + "/other")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	dev, ino, _ := strings.Cut(devIno(t, f), ":")
-	tests := []struct {
-		env  string
-		want bool
-	}{
-		{dev + ":" + ino, true},
-		{devIno(t, other), false},
-		{dev + ":" + ino + "0", false},
-		{"0" + dev + "x:" + ino, false},
-		{dev, false},
-		{"", false},
-	}
-	for _, tt := range tests {
-		if got := isJournal(tt.env, f); got != tt.want {
-			t.Errorf("isJournal(%q) = %v, want %v", tt.env, got, tt.want)
-		}
-	}
-}
-
-// TestJournalLogs checks the logger's lines on a file that JOURNAL_STREAM
-// names, and on one it does not name.
-func TestJournalLogs(t *testing.T) {
-	logLine := func(f *os.File, journal, format string) string {
-		t.Setenv("JOURNAL_STREAM", journal)
-		newLogger(f, format, "info", false).Info("hello", "event", "start")
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	tests := []struct {
-		name, format string
-		named        bool
-		want         string
-	}{
-		{"journal, text: no time", "text", true, "^level=INFO msg=hello event=start\n$"},
-		{"another stream, text: time", "text", false, "^time=\\S+ level=INFO msg=hello event=start\n$"},
-		{"journal, json: time kept", "json", true, `^\{"time":"[^"]+","level":"INFO","msg":"hello","event":"start"\}` + "\n$"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, err := os.Create(t.TempDir() + "/stderr")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			journal := "1:1"
-			if tt.named {
-				journal = devIno(t, f)
-			}
-			if got := logLine(f, journal, tt.format); !regexp.MustCompile(tt.want).MatchString(got) {
-				t.Errorf("logged %q, want %s", got, tt.want)
-			}
-		})
 	}
 }
 
@@ -508,7 +334,7 @@ func TestOptionNamesWorkedOutOnce(t *testing.T) {
 func BenchmarkParse(b *testing.B) {
 	args := []string{"1m", "--max-runs", "1", "-q", "--state-dir", "/tmp/x", "--name", "j", "--", "/usr/bin/true"}
 	for b.Loop() {
-		if _, err := parse(args, io.Discard, io.Discard); err != nil {
+		if _, err := Parse(args, io.Discard, io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,11 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/ui"
 	"github.com/urfave/cli/v2"
 )
 
@@ -48,41 +48,13 @@ func completion(inv invocation, stdout io.Writer) error {
 		return err
 	}
 	if len(inv.names) != 1 {
-		return usagef("every completion takes one shell: %s; try: every completion bash", strings.Join(shellNames, ", "))
+		return ui.Usagef("completion takes one shell: %s; try: every completion bash", strings.Join(shellNames, ", "))
 	}
 	write, ok := shells[inv.names[0]]
 	if !ok {
-		return usagef("bad shell %q: use one of %s", inv.names[0], strings.Join(shellNames, ", "))
+		return ui.Usagef("bad shell %q: use one of %s", inv.names[0], strings.Join(shellNames, ", "))
 	}
 	write(stdout)
-	return nil
-}
-
-// printJobNames prints the names of the jobs in the state directory, one a
-// line, for the completions: as every status finds them (NAME.json, not
-// hidden, and the jobs whose every is alive but has not run them yet), and
-// only valid job names (SPEC section 8's alphabet): a file named
-// "$(cmd).json" is no job, and its name never reaches a shell. It is quiet:
-// a directory it cannot read has no names.
-func printJobNames(flag string, stdout io.Writer) error {
-	dir, err := stateDir(flag)
-	if err != nil {
-		return nil
-	}
-	entries, _ := os.ReadDir(dir)
-	states, markers := jobFileNames(entries)
-	names := slices.Clone(states)
-	for _, name := range markers {
-		if on, _, err := probeActive(filepath.Join(dir, name+".json"+markerSuffix), func(uint32) bool { return true }); err == nil && on {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if checkName(name) == nil {
-			fmt.Fprintln(stdout, name)
-		}
-	}
 	return nil
 }
 
@@ -304,7 +276,7 @@ _every() {
     esac
 }
 complete -F _every every
-`, strings.Join(valued, "|"), words(status), words(next), words(run), namesFlag, strings.Join(shellNames, " "), maxName)
+`, strings.Join(valued, "|"), words(status), words(next), words(run), namesFlag, strings.Join(shellNames, " "), job.MaxName)
 }
 
 // switches are the spellings of every's options that take no value, in
@@ -444,7 +416,7 @@ else
 fi
 `, list(compFlags(slices.Concat(runFlags, metaFlags))), list(compFlags(append(slices.Clone(statusFlags), metaFlags[0]))),
 		list(compFlags(append(slices.Clone(nextFlags), metaFlags[0]))), namesFlag, strings.Join(shellNames, " "),
-		strings.Join(switches(), "|"), maxName)
+		strings.Join(switches(), "|"), job.MaxName)
 }
 
 // fishQuote quotes a string for fish, in single quotes.
@@ -522,7 +494,7 @@ complete -c every -n '__every_in sched' -x -a '(__fish_complete_command)'
 complete -c every -n '__every_in command' -x -a '(__every_command)'
 complete -c every -n '__every_in status' -f -a '(__every_jobs)'
 complete -c every -n '__every_in completion' -f -a %[3]s
-`, strings.Join(valuedSpellings(), " "), namesFlag, fishQuote(strings.Join(shellNames, " ")), maxName-1)
+`, strings.Join(valuedSpellings(), " "), namesFlag, fishQuote(strings.Join(shellNames, " ")), job.MaxName-1)
 	groups := []struct {
 		cond  string
 		flags []cli.Flag

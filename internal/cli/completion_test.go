@@ -9,6 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/status"
+	"github.com/everycli/every/internal/testutil"
 )
 
 // TestCompletionScriptsLoad checks the committed completion scripts with
@@ -31,7 +35,7 @@ func TestCompletionScriptsLoad(t *testing.T) {
 		t.Run(tt.shell+" "+strings.Join(tt.args, " "), func(t *testing.T) {
 			path, err := exec.LookPath(tt.shell)
 			if err != nil {
-				skipWithout(t, tt.shell, "its completion script is not checked")
+				testutil.SkipWithout(t, tt.shell, "its completion script is not checked")
 			}
 			out, err := exec.Command(path, tt.args...).CombinedOutput()
 			if err != nil {
@@ -76,7 +80,7 @@ func completeWith(t *testing.T, shell, line string) []string {
 // package's directory).
 func completeIn(t *testing.T, dir, shell, line string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.WaitBound)
 	defer cancel()
 	abs, err := filepath.Abs("completions")
 	if err != nil {
@@ -135,7 +139,7 @@ func TestCompletionsComplete(t *testing.T) {
 	for _, shell := range shellNames {
 		t.Run(shell, func(t *testing.T) {
 			if _, err := exec.LookPath(shell); err != nil {
-				skipWithout(t, shell, "its completion is not driven")
+				testutil.SkipWithout(t, shell, "its completion is not driven")
 			}
 			for _, tt := range tests {
 				got := completeWith(t, shell, tt.line)
@@ -148,16 +152,6 @@ func TestCompletionsComplete(t *testing.T) {
 	}
 }
 
-// skipWithout skips a test whose tool is not installed, or fails it when
-// EVERY_REQUIRE_SHELLS is set, as in CI, where a skip would hide a check.
-func skipWithout(t *testing.T, tool, what string) {
-	t.Helper()
-	if os.Getenv("EVERY_REQUIRE_SHELLS") != "" {
-		t.Fatalf("%s is not installed and EVERY_REQUIRE_SHELLS is set: %s", tool, what)
-	}
-	t.Skipf("%s is not installed: %s", tool, what)
-}
-
 // planted are file names of a state directory that are no job names, each
 // of which would run a command if a shell evaluated it: it would create a
 // file named PWNED... in the shell's working directory.
@@ -165,7 +159,7 @@ var planted = []string{
 	"$(touch PWNED1).json",
 	"`touch PWNED2`.json",
 	"x;touch PWNED3.json",
-	"$(touch PWNED4)x.json" + markerSuffix,
+	"$(touch PWNED4)x.json" + job.MarkerSuffix,
 	"${IFS}$(touch${IFS}PWNED5).json",
 }
 
@@ -197,17 +191,17 @@ func noneRan(t *testing.T, dirs ...string) {
 // prints job names only, never a file name that is none.
 func TestJobNamesValidOnly(t *testing.T) {
 	dir := plantedDir(t)
-	long := strings.Repeat("a", maxName+1)
-	for _, f := range []string{".hidden.json", "-dash.json", "sp ace.json", long + ".json", strings.Repeat("b", maxName) + ".json"} {
+	long := strings.Repeat("a", job.MaxName+1)
+	for _, f := range []string{".hidden.json", "-dash.json", "sp ace.json", long + ".json", strings.Repeat("b", job.MaxName) + ".json"} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var b strings.Builder
-	if err := printJobNames(dir, &b); err != nil {
+	if err := status.PrintJobNames(dir, &b); err != nil {
 		t.Fatal(err)
 	}
-	want := "alpha\n" + strings.Repeat("b", maxName) + "\nbeta\n"
+	want := "alpha\n" + strings.Repeat("b", job.MaxName) + "\nbeta\n"
 	if b.String() != want {
 		t.Errorf("every status --names printed %q, want %q", b.String(), want)
 	}
@@ -222,7 +216,7 @@ func TestCompletionInert(t *testing.T) {
 	for _, shell := range shellNames {
 		t.Run(shell, func(t *testing.T) {
 			if _, err := exec.LookPath(shell); err != nil {
-				skipWithout(t, shell, "its completion is not driven")
+				testutil.SkipWithout(t, shell, "its completion is not driven")
 			}
 			work := t.TempDir()
 			for _, line := range []string{"every status --state-dir " + dir + " ", "every --state-dir " + dir + " status "} {
@@ -243,7 +237,7 @@ func TestCompletionCommand(t *testing.T) {
 	for _, shell := range shellNames {
 		t.Run(shell, func(t *testing.T) {
 			if _, err := exec.LookPath(shell); err != nil {
-				skipWithout(t, shell, "its completion is not driven")
+				testutil.SkipWithout(t, shell, "its completion is not driven")
 			}
 			for _, line := range []string{"every 1s -- ech", "every --retries 2 1s -q -- ech", "every 1s ech"} {
 				if got := completeWith(t, shell, line); !slices.Contains(got, "echo") {

@@ -12,10 +12,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"unicode"
+
+	"github.com/everycli/every/internal/scripttest"
+	"github.com/everycli/every/internal/testutil"
 )
 
 // This file runs the examples of README.md and docs/*.md, so that the docs
@@ -107,11 +109,11 @@ func checkDocBlock(ctx context.Context, b docBlock, repo, home string) error {
 func docShell(ctx context.Context, dir, home string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "sh", args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), goCaches()...), "HOME="+home, "TMPDIR="+home, "XDG_STATE_HOME="+filepath.Join(home, ".state"),
+	cmd.Env = append(append(os.Environ(), testutil.GoCaches()...), "HOME="+home, "TMPDIR="+home, "XDG_STATE_HOME="+filepath.Join(home, ".state"),
 		"GORACE=atexit_sleep_ms=0", "LC_ALL=C", "TZ=UTC")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = waitBound
+	cmd.WaitDelay = testutil.WaitBound
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -120,19 +122,6 @@ func docShell(ctx context.Context, dir, home string, args ...string) ([]byte, er
 	}
 	return out.Bytes(), err
 }
-
-// goCaches are the go command's caches, as settings: where a command run
-// with another HOME still finds the builds and modules it has (go run in a
-// block of the docs, install.sh in its test).
-var goCaches = sync.OnceValue(func() []string {
-	var env []string
-	for _, v := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
-		if out, err := exec.Command("go", "env", v).Output(); err == nil {
-			env = append(env, v+"="+strings.TrimSpace(string(out)))
-		}
-	}
-	return env
-})
 
 // docDir is where a block runs: home, its fresh directory, or the
 // repository's root for "run repo".
@@ -247,18 +236,18 @@ func everyCommands(lang, body string) ([][]string, error) {
 			continue
 		}
 		if args, ok := strings.CutPrefix(line, "EVERY_ARGS="); ok {
-			inner, err := shellWords(args)
+			inner, err := scripttest.ShellWords(args)
 			if err != nil || len(inner) != 1 {
 				return nil, fmt.Errorf("EVERY_ARGS=%s: not one quoted value", args)
 			}
-			words, err := shellWords(inner[0])
+			words, err := scripttest.ShellWords(inner[0])
 			if err != nil {
 				return nil, err
 			}
 			cmds = append(cmds, append([]string{"every", "--name", "job", "--state-dir", "/var/lib/every/job"}, words...))
 			continue
 		}
-		words, err := shellWords(line)
+		words, err := scripttest.ShellWords(line)
 		if err != nil {
 			return nil, err
 		}
@@ -315,11 +304,11 @@ func checkDocCommands(b docBlock) error {
 		return errors.New("a check block with no every command")
 	}
 	for _, argv := range cmds {
-		req, err := parse(argv[1:], io.Discard, io.Discard)
+		req, err := Parse(argv[1:], io.Discard, io.Discard)
 		if err != nil {
 			return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 		}
-		if req.run == nil && req.status == nil && req.next == nil && !slices.Contains(argv, "--help") && !slices.Contains(argv, "--version") && (len(argv) < 2 || argv[1] != "completion") {
+		if req.Run == nil && req.Status == nil && req.Next == nil && !slices.Contains(argv, "--help") && !slices.Contains(argv, "--version") && (len(argv) < 2 || argv[1] != "completion") {
 			return fmt.Errorf("%s: parsed to nothing", strings.Join(argv, " "))
 		}
 	}
@@ -380,7 +369,7 @@ func TestDocExamples(t *testing.T) {
 				if b.has("run") && b.has("repo") && testing.Short() {
 					t.Skip("builds every: not with -short")
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 4*waitBound)
+				ctx, cancel := context.WithTimeout(context.Background(), 4*testutil.WaitBound)
 				defer cancel()
 				if err := checkDocBlock(ctx, b, repo, t.TempDir()); err != nil {
 					t.Errorf("the ```%s %s block at %s: %v", b.lang, strings.Join(b.words, " "), b.where, err)
@@ -434,7 +423,7 @@ func TestDocBlockChecks(t *testing.T) {
 			if len(blocks) != 1 {
 				t.Fatalf("found %d blocks, want 1", len(blocks))
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 4*waitBound)
+			ctx, cancel := context.WithTimeout(context.Background(), 4*testutil.WaitBound)
 			defer cancel()
 			err := checkDocBlock(ctx, blocks[0], repo, t.TempDir())
 			switch {

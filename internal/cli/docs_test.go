@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/everycli/every/internal/testutil"
 	"github.com/urfave/cli/v2"
 )
 
@@ -59,27 +60,9 @@ func TestDocsUpToDate(t *testing.T) {
 			t.Fatalf("%v; generate it with EVERY_UPDATE_DOCS=1 go test -run TestDocsUpToDate .", err)
 		}
 		if !bytes.Equal(committed, b.Bytes()) {
-			t.Errorf("%s is not what the flag definitions make; regenerate it with EVERY_UPDATE_DOCS=1 go test -run TestDocsUpToDate . (diff: %s)", d.path, firstDiff(committed, b.Bytes()))
+			t.Errorf("%s is not what the flag definitions make; regenerate it with EVERY_UPDATE_DOCS=1 go test -run TestDocsUpToDate . (diff: %s)", d.path, testutil.FirstDiff(committed, b.Bytes()))
 		}
 	}
-}
-
-// firstDiff shows the first line where two texts differ.
-func firstDiff(a, b []byte) string {
-	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
-	for i := range max(len(al), len(bl)) {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d: committed %q, generated %q", i+1, x, y)
-		}
-	}
-	return "none"
 }
 
 // TestManPage checks every(1): it lists every visible option once, with
@@ -138,7 +121,7 @@ func TestManPage(t *testing.T) {
 	}
 	for _, tc := range []struct{ tool, what string }{{"groff", "rendered"}, {"mandoc", "linted"}} {
 		if _, err := exec.LookPath(tc.tool); err != nil {
-			skipWithout(t, tc.tool, "every(1) not "+tc.what)
+			testutil.SkipWithout(t, tc.tool, "every(1) not "+tc.what)
 		}
 	}
 	if out, err := lintMan(page); err != nil || out != "" {
@@ -169,7 +152,7 @@ func lintMan(page string) (string, error) {
 func TestLintMan(t *testing.T) {
 	for _, tool := range []string{"groff", "mandoc"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			skipWithout(t, tool, "lintMan not checked")
+			testutil.SkipWithout(t, tool, "lintMan not checked")
 		}
 	}
 	for _, tc := range []struct{ name, page, want string }{
@@ -208,7 +191,7 @@ func codeEvents(t *testing.T, root string) map[string]*loggedEvent {
 			return err
 		}
 		if d.IsDir() {
-			if path != root && (d.Name() == "testdata" || d.Name() == "bench" || strings.HasPrefix(d.Name(), ".")) {
+			if path != root && (d.Name() == "testdata" || d.Name() == "bench" || d.Name() == "scripttest" || d.Name() == "testutil" || strings.HasPrefix(d.Name(), ".")) {
 				return filepath.SkipDir
 			}
 			return nil

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/everycli/every/internal/job"
 	"github.com/urfave/cli/v2"
 )
 
@@ -74,7 +75,7 @@ var files = [][2]string{
 	{"$XDG_STATE_HOME/every, ~/.local/state/every, /var/lib/every", "the default state directory (`--state-dir`): the first when `XDG_STATE_HOME` is set, else the second, or for root the third; created 0700."},
 	{"DIR/NAME.json", "the job's state: its grid, last run and result, counters (`--state`, `--no-state`). Mode 0600, written atomically when a run starts and ends."},
 	{"DIR/NAME.lock", "the job's lock, taken with flock(2) for each run, so flock(1) and every exclude each other (`--lock`, `--no-lock`). Its content is never read or written."},
-	{"DIR/NAME.json" + markerSuffix, "held (a shared lock, never written) by each running every of the job, for every status's ACTIVE column."},
+	{"DIR/NAME.json" + job.MarkerSuffix, "held (a shared lock, never written) by each running every of the job, for every status's ACTIVE column."},
 	{"DIR/NAME.json.corrupt-<unix seconds>", "a state file that could not be used, set aside (a warning names both files); `-2`, `-3`, ... for more in one second, never one over another. The 3 newest of a job are kept, older ones removed."},
 	{"DIR/.NAME.json.tmp-*", "a state write in progress; one left by a crash is removed when an every of the job next starts."},
 	{"/etc/every/NAME.conf", "the job of the systemd unit every@NAME.service: `EVERY_ARGS=\"SCHEDULE [OPTIONS] -- COMMAND\"`; its state is in /var/lib/every/NAME."},

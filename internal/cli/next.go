@@ -9,14 +9,15 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/schedule"
 )
 
 // This file owns every next: the next slots of a schedule, to check it and
 // its DST behaviour before trusting it.
 
-// nextSettings is every next's command line, checked.
-type nextSettings struct {
+// NextSettings is every next's command line, checked.
+type NextSettings struct {
 	slots schedule.Schedule
 	loc   *time.Location // the zone the slots are shown in
 	from  time.Time
@@ -24,18 +25,18 @@ type nextSettings struct {
 }
 
 // nextConfig checks every next's command line.
-func nextConfig(c *cli.Context, inv invocation) (nextSettings, error) {
+func nextConfig(c *cli.Context, inv invocation) (NextSettings, error) {
 	o := &options{c: c, given: map[string]bool{}}
-	ns := nextSettings{from: time.Now(), loc: time.Local}
+	ns := NextSettings{from: time.Now(), loc: time.Local}
 	if len(inv.names) != 1 {
 		if expr, globbed, ok := unquotedCron(inv.names, dirNames()); ok {
-			return ns, usagef("every next takes one schedule: a cron expression is one argument; quote it: every next '%s'%s", expr, globNote(globbed))
+			return ns, ui.Usagef("next takes one schedule: a cron expression is one argument; quote it: every next '%s'%s", expr, globNote(globbed))
 		}
-		return ns, usagef("every next takes one schedule, as one argument; try: every next '*/5 * * * *'")
+		return ns, ui.Usagef("next takes one schedule, as one argument; try: every next '*/5 * * * *'")
 	}
 	n, err := strconv.Atoi(c.String("n"))
 	if err != nil || n < 1 {
-		return ns, usagef("bad -n %q: give a whole number of slots, 1 or more", c.String("n"))
+		return ns, ui.BadFlag("-n", c.String("n"), "give a whole number of slots, 1 or more", "")
 	}
 	ns.n = n
 	if ns.slots, _, err = o.schedule(inv.names[0]); err != nil {
@@ -49,7 +50,7 @@ func nextConfig(c *cli.Context, inv invocation) (nextSettings, error) {
 	}
 	if from := c.String("from"); from != "" {
 		if ns.from, err = parseFrom(from, ns.loc); err != nil {
-			return ns, usagef("bad --from %q: give a time in RFC 3339, such as 2026-03-08T00:00:00-05:00, or a local time of --tz without the offset, such as 2026-03-08T00:00:00", from)
+			return ns, ui.BadFlag("--from", from, "give a time in RFC 3339, such as 2026-03-08T00:00:00-05:00", "or a local time of --tz without the offset, such as 2026-03-08T00:00:00")
 		}
 	}
 	if g, ok := ns.slots.(schedule.Grid); ok {
@@ -85,10 +86,10 @@ func parseFrom(s string, loc *time.Location) (time.Time, error) {
 // is noticed within one buffer.
 const nextBuffer = 32 << 10
 
-// printNext prints the next slots, one a line: the time with its zone's
+// PrintNext prints the next slots, one a line: the time with its zone's
 // offset, the local weekday, how far from the start it is, and, for a slot
 // that a DST change shaped, how. It stops at the first write error.
-func printNext(ns nextSettings, w io.Writer) error {
+func PrintNext(ns NextSettings, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, nextBuffer)
 	cal, _ := ns.slots.(*schedule.Calendar)
 	t := ns.from

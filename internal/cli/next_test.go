@@ -102,8 +102,8 @@ func TestPrintNextStops(t *testing.T) {
 	for _, cause := range []error{syscall.EPIPE, syscall.ENOSPC} {
 		w := &failingWriter{err: cause}
 		slots := &countingSchedule{Grid: schedule.Grid{Interval: time.Second}}
-		ns := nextSettings{slots: slots, loc: time.UTC, n: 10 * nextBuffer}
-		err := printNext(ns, w)
+		ns := NextSettings{slots: slots, loc: time.UTC, n: 10 * nextBuffer}
+		err := PrintNext(ns, w)
 		if !errors.Is(err, cause) {
 			t.Errorf("printNext to a writer failing with %v = %v, want that error", cause, err)
 		}
@@ -141,7 +141,7 @@ func TestPrintNextNotes(t *testing.T) {
 		}
 		from, _ := time.Parse(time.RFC3339, tt.from)
 		var b strings.Builder
-		if err := printNext(nextSettings{slots: s, loc: ny, from: from, n: tt.n}, &b); err != nil {
+		if err := PrintNext(NextSettings{slots: s, loc: ny, from: from, n: tt.n}, &b); err != nil {
 			t.Fatal(err)
 		}
 		if b.String() != tt.want {

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"math"
 	"net/url"
 	"os"
 	"slices"
@@ -16,6 +14,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/ping"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/schedule"
@@ -253,9 +253,9 @@ func (o *options) duration(name string) time.Duration {
 	}
 	d, err := optionDuration(o.get(name))
 	if err != nil {
-		o.err = usagef("bad %s: %v; try 500ms, 30s, 1m30s or 1d", o.label(name), err)
+		o.err = ui.BadFlag(o.label(name), o.get(name), "not a duration", "try 500ms, 30s, 1m30s or 1d")
 	} else if d < 0 {
-		o.err = usagef("bad %s %q: must not be negative", o.label(name), o.get(name))
+		o.err = ui.BadFlag(o.label(name), o.get(name), "must not be negative", "")
 	}
 	return d
 }
@@ -286,9 +286,9 @@ func (o *options) count(name string) int {
 	s := o.get(name)
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		o.err = usagef("bad %s %q: not a whole number", o.label(name), s)
+		o.err = ui.BadFlag(o.label(name), s, "not a whole number", "")
 	} else if n < 0 {
-		o.err = usagef("bad %s %q: must not be negative", o.label(name), s)
+		o.err = ui.BadFlag(o.label(name), s, "must not be negative", "")
 	}
 	return n
 }
@@ -298,7 +298,7 @@ func (o *options) count(name string) int {
 // failure", which it is not.
 func (o *options) streak(name, hint string) int {
 	if n, err := strconv.Atoi(o.get(name)); err == nil && n < 1 && o.err == nil {
-		o.err = usagef("bad %s %q: give 1 or more failed runs in a row; %s", o.label(name), o.get(name), hint)
+		o.err = ui.BadFlag(o.label(name), o.get(name), "give 1 or more failed runs in a row", hint)
 		return n
 	}
 	return o.count(name)
@@ -312,7 +312,7 @@ func (o *options) oneOf(name string, allowed ...string) string {
 		}
 	}
 	if o.err == nil {
-		o.err = usagef("bad %s %q: use one of %s", o.label(name), s, strings.Join(allowed, ", "))
+		o.err = ui.BadFlag(o.label(name), s, "use one of "+strings.Join(allowed, ", "), "")
 	}
 	return s
 }
@@ -320,7 +320,7 @@ func (o *options) oneOf(name string, allowed ...string) string {
 func (o *options) signal(name string) syscall.Signal {
 	sig, ok := parseSignal(o.get(name))
 	if !ok && o.err == nil {
-		o.err = usagef("bad %s %q: not a signal; try TERM, INT, HUP, KILL or a number", o.label(name), o.get(name))
+		o.err = ui.BadFlag(o.label(name), o.get(name), "not a signal", "try TERM, INT, HUP, KILL or a number")
 	}
 	return sig
 }
@@ -339,37 +339,16 @@ func parseSignal(s string) (syscall.Signal, bool) {
 	return sig, sig != 0
 }
 
-// settings is the command line, validated and typed: the loop's
-// configuration and where its lock and state live.
-type settings struct {
-	cfg runner.Config
-
-	store           string // --store URL; empty: files
-	lockTTL         time.Duration
-	stateDir        string // --state-dir as given; empty: the default
-	statePath       string // --state as given
-	lockPath        string // --lock as given
-	noState, noLock bool
-
-	ping          *url.URL // --ping; nil: none
-	pingTimeout   time.Duration
-	pingFailAfter int
-	metricsFile   string // --metrics-file; empty: none
-	metricsFlag   string // where metricsFile came from, for messages: the flag or its variable
-
-	commandPath string // the command's executable, as found in PATH at start
-}
-
 // minLockTTL is the shortest --lock-ttl: renewals go every third of it.
 const minLockTTL = 100 * time.Millisecond
 
 // config turns the parsed command line into settings. Every value is
 // checked, whether or not it matters in this invocation.
-func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) {
+func config(c *cli.Context, inv invocation) (job.Settings, error) {
 	o := &options{c: c, given: inv.given}
 	sched, text, err := o.schedule(inv.schedule)
 	if err != nil {
-		return settings{}, err
+		return job.Settings{}, err
 	}
 	cfg := runner.Config{
 		Command:      inv.command,
@@ -394,46 +373,47 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) 
 			OnSuccess: c.String("on-success"), OnRecover: c.String("on-recover"), Timeout: o.duration("hook-timeout"),
 			FailureAfter: o.streak("on-failure-after", "for a hook after every failed run, use --on-each-failure CMD")},
 	}
-	st := settings{
-		lockTTL:       o.duration("lock-ttl"),
-		store:         c.String("store"),
-		stateDir:      c.String("state-dir"),
-		statePath:     c.String("state"),
-		lockPath:      c.String("lock"),
-		noState:       c.Bool("no-state"),
-		noLock:        c.Bool("no-lock"),
-		ping:          o.pingURL("ping"),
-		pingTimeout:   o.duration("ping-timeout"),
-		pingFailAfter: o.count("ping-fail-after"),
-		metricsFile:   c.String("metrics-file"),
-		metricsFlag:   o.label("metrics-file"),
+	st := job.Settings{
+		LockTTL:       o.duration("lock-ttl"),
+		Store:         c.String("store"),
+		StateDir:      c.String("state-dir"),
+		StatePath:     c.String("state"),
+		LockPath:      c.String("lock"),
+		NoState:       c.Bool("no-state"),
+		NoLock:        c.Bool("no-lock"),
+		Ping:          o.pingURL("ping"),
+		PingTimeout:   o.duration("ping-timeout"),
+		PingFailAfter: o.count("ping-fail-after"),
+		MetricsFile:   c.String("metrics-file"),
+		MetricsFlag:   o.label("metrics-file"),
+		LogFormat:     o.oneOf("log-format", logFormats...),
+		LogLevel:      o.oneOf("log-level", logLevels...),
+		Quiet:         c.Bool("quiet") || cfg.QuietSuccess,
 	}
 	policy := o.oneOf("catch-up", catchUpPolicies...)
 	cfg.CatchUp, _ = runner.ParseCatchUp(policy)
-	format := o.oneOf("log-format", logFormats...)
-	level := o.oneOf("log-level", logLevels...)
 	switch {
 	case o.err != nil:
 		return st, o.err
-	case cfg.Jitter >= gap(sched):
+	case cfg.Jitter >= job.Gap(sched):
 		if _, isGrid := sched.(schedule.Grid); isGrid {
-			return st, usagef("bad %s %q: must be shorter than the interval %s; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), inv.schedule)
+			return st, ui.Usagef("bad %s %q: must be shorter than the interval %s; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), inv.schedule)
 		}
-		return st, usagef("bad %s %q: must be shorter than the %v between two slots of %q; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), gap(sched), inv.schedule)
-	case st.lockTTL < minLockTTL:
-		return st, usagef("bad %s %q: give a duration of at least 100ms, such as 30s", o.label("lock-ttl"), o.get("lock-ttl"))
+		return st, ui.Usagef("bad %s %q: must be shorter than the %v between two slots of %q; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), job.Gap(sched), inv.schedule)
+	case st.LockTTL < minLockTTL:
+		return st, ui.Usagef("bad %s %q: give a duration of at least 100ms, such as 30s", o.label("lock-ttl"), o.get("lock-ttl"))
 	case cfg.OutputTail < 1:
-		return st, usagef("bad %s %q: keep at least 1 byte of output, such as 10000", o.label("output-tail"), o.get("output-tail"))
+		return st, ui.Usagef("bad %s %q: keep at least 1 byte of output, such as 10000", o.label("output-tail"), o.get("output-tail"))
 	case cfg.OutputTail > runner.MaxOutputTail:
-		return st, usagef("bad %s %q: keep at most %d bytes (16 MiB) of output; for all of it, have the command write a log file of its own", o.label("output-tail"), o.get("output-tail"), runner.MaxOutputTail)
+		return st, ui.Usagef("bad %s %q: keep at most %d bytes (16 MiB) of output; for all of it, have the command write a log file of its own", o.label("output-tail"), o.get("output-tail"), runner.MaxOutputTail)
 	case cfg.Hooks.Timeout <= 0:
-		return st, usagef("bad %s %q: give a hook time to run, such as 30s", o.label("hook-timeout"), o.get("hook-timeout"))
-	case st.pingTimeout <= 0:
-		return st, usagef("bad %s %q: give a ping time to answer, such as 5s", o.label("ping-timeout"), o.get("ping-timeout"))
-	case st.pingFailAfter < 1:
-		return st, usagef("bad %s %q: give 1 or more runs", o.label("ping-fail-after"), o.get("ping-fail-after"))
-	case st.statePath != "" && st.statePath == st.lockPath:
-		return st, usagef("bad --state and --lock %q: they may not name the same file; give each its own", st.statePath)
+		return st, ui.Usagef("bad %s %q: give a hook time to run, such as 30s", o.label("hook-timeout"), o.get("hook-timeout"))
+	case st.PingTimeout <= 0:
+		return st, ui.Usagef("bad %s %q: give a ping time to answer, such as 5s", o.label("ping-timeout"), o.get("ping-timeout"))
+	case st.PingFailAfter < 1:
+		return st, ui.Usagef("bad %s %q: give 1 or more runs", o.label("ping-fail-after"), o.get("ping-fail-after"))
+	case st.StatePath != "" && st.StatePath == st.LockPath:
+		return st, ui.Usagef("bad --state and --lock %q: they may not name the same file; give each its own", st.StatePath)
 	}
 	if cal, ok := sched.(*schedule.Calendar); ok {
 		cfg.Calendar = cal
@@ -442,12 +422,12 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) 
 	}
 	cfg.Name = c.String("name")
 	if cfg.Name == "" && !inv.given["name"] {
-		cfg.Name = jobName(inv.command)
-	} else if err := checkName(cfg.Name); err != nil {
+		cfg.Name = job.Name(inv.command)
+	} else if err := job.CheckName(cfg.Name); err != nil {
 		return st, err
 	}
-	cfg.Logger = newLogger(stderr, format, level, c.Bool("quiet") || cfg.QuietSuccess).With("job", cfg.Name)
-	st.cfg = cfg
+	cfg.Env = childEnv(os.Environ())
+	st.Loop = cfg
 	return st, nil
 }
 
@@ -459,7 +439,7 @@ func (o *options) codes(name string) *runner.Codes {
 	}
 	c, err := runner.ParseCodes(s)
 	if err != nil {
-		o.err = usagef("bad %s: %v", o.label(name), err)
+		o.err = ui.BadFlag(o.label(name), s, err.Error(), "")
 	}
 	return &c
 }
@@ -474,13 +454,13 @@ func (o *options) pingURL(name string) *url.URL {
 	u, err := url.Parse(s)
 	switch {
 	case err != nil:
-		o.err = usagef("bad %s: not a URL; give one such as https://hc-ping.com/UUID", o.label(name))
+		o.err = ui.Usagef("bad %s: not a URL; give one such as https://hc-ping.com/UUID", o.label(name))
 	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Opaque != "":
-		o.err = usagef("bad %s: give an http or https URL with a host, such as https://hc-ping.com/UUID (got scheme %q, host %q)", o.label(name), u.Scheme, u.Host)
+		o.err = ui.Usagef("bad %s: give an http or https URL with a host, such as https://hc-ping.com/UUID (got scheme %q, host %q)", o.label(name), u.Scheme, u.Host)
 	case u.User != nil:
-		o.err = usagef("bad %s: no user or password in the URL, please; the service takes the key in its path", o.label(name))
+		o.err = ui.Usagef("bad %s: no user or password in the URL, please; the service takes the key in its path", o.label(name))
 	case ping.CheckHost(u) != nil:
-		o.err = usagef("bad %s: %v; give the check's ping URL, such as https://hc-ping.com/UUID", o.label(name), ping.CheckHost(u))
+		o.err = ui.Usagef("bad %s: %v; give the check's ping URL, such as https://hc-ping.com/UUID", o.label(name), ping.CheckHost(u))
 	}
 	return u
 }
@@ -495,7 +475,7 @@ func (o *options) schedule(given string) (schedule.Schedule, string, error) {
 	if tz := o.get("tz"); tz != "" {
 		loc, err := schedule.LoadZone(tz)
 		if err != nil {
-			return nil, "", usagef("bad %s: %v", o.label("tz"), err)
+			return nil, "", ui.BadFlag(o.label("tz"), tz, "not an IANA zone name", "try Europe/Berlin or UTC")
 		}
 		text += " --tz " + tz
 		opts.Zone = loc
@@ -507,60 +487,21 @@ func (o *options) schedule(given string) (schedule.Schedule, string, error) {
 	switch {
 	case err == nil:
 	case bareNumber(given) && strings.Trim(given, "0.") == "":
-		return nil, "", usagef("bad schedule %q: a number alone is not a schedule; give a unit, as in 90s or 5m", given)
+		return nil, "", ui.Usagef("bad schedule %q: a number alone is not a schedule; give a unit, as in 90s or 5m", given)
 	case bareNumber(given):
 		// Never seconds: an unquoted cron line (every 5 * * * * cmd) would
 		// run the first file of the directory.
-		return nil, "", usagef("bad schedule %q: a number alone is not a schedule; did you mean %ss?", given, given)
+		return nil, "", ui.Usagef("bad schedule %q: a number alone is not a schedule; did you mean %ss?", given, given)
 	case cronField().MatchString(given):
-		return nil, "", usagef("bad schedule %q: a cron expression has 5 fields, as one argument; quote them all, as in '*/5 * * * *'", given)
+		return nil, "", ui.Usagef("bad schedule %q: a cron expression has 5 fields, as one argument; quote them all, as in '*/5 * * * *'", given)
 	case opts.Align:
-		return nil, "", usagef("bad schedule: %v", err) // the hint is in it
+		return nil, "", ui.Usagef("bad schedule: %v", err) // the hint is in it
 	case len(strings.Fields(given)) == 1:
-		return nil, "", usagef("bad schedule: %v; try 500ms, 30s, 1m30s, 2h or 1d, or a cron expression", err)
+		return nil, "", ui.Usagef("bad schedule: %v; try 500ms, 30s, 1m30s, 2h or 1d, or a cron expression", err)
 	default:
-		return nil, "", usagef("bad schedule: %v; see every --help", err)
+		return nil, "", ui.Usagef("bad schedule: %v; see every --help", err)
 	}
 	return s, text, nil
-}
-
-// recorded parses a schedule as the state records it, with its --align and
-// --tz.
-func recorded(text string) (schedule.Schedule, error) {
-	f := strings.Fields(text)
-	var opts schedule.Options
-	if n := len(f); n >= 2 && f[n-2] == "--tz" {
-		loc, err := schedule.LoadZone(f[n-1])
-		if err != nil {
-			return nil, err
-		}
-		opts.Zone, f = loc, f[:n-2]
-	}
-	if n := len(f); n >= 1 && f[n-1] == "--align" {
-		opts.Align, f = true, f[:n-1]
-	}
-	return schedule.Parse(strings.Join(f, " "), opts)
-}
-
-// periodOf returns a schedule's period, for the sanity check of a record:
-// a grid's interval, a calendar's span from now to the slot after next.
-func periodOf(s schedule.Schedule, now time.Time) time.Duration {
-	if g, ok := s.(schedule.Grid); ok {
-		return g.Interval
-	}
-	return schedule.Period(s, now)
-}
-
-// gap returns the shortest time between two of the next slots after now: the
-// period that --jitter must stay within ("0,1 * * * *": a minute).
-func gap(s schedule.Schedule) time.Duration {
-	t := s.Next(time.Now())
-	shortest := time.Duration(math.MaxInt64)
-	for range 32 {
-		next := s.Next(t)
-		shortest, t = min(shortest, next.Sub(t)), next
-	}
-	return shortest
 }
 
 // envVars are the environment variables the flags read.

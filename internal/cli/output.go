@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"syscall"
+
+	"github.com/everycli/every/internal/ui"
 )
 
 // This file owns what every does when its own output cannot be written
@@ -15,21 +17,21 @@ import (
 // yes | head -1 under pipefail); any other error (a full disk) is one line
 // and exit 74. Never an exit 0 after lost output.
 
-// Exit statuses of output that could not be written.
-const (
-	exitIOErr = 74                         // EX_IOERR
-	exitPipe  = 128 + int(syscall.SIGPIPE) // the reader went away
-)
-
-// output is every's stdout for what every prints itself. It keeps the first
+// Output is every's stdout for what every prints itself. It keeps the first
 // write error and writes nothing after it: the rest of a listing is not
 // tried against a full disk or a closed pipe, and err says what happened.
-type output struct {
+type Output struct {
 	w   io.Writer
 	err error
 }
 
-func (o *output) Write(p []byte) (int, error) {
+// NewOutput is an Output that writes to w.
+func NewOutput(w io.Writer) *Output { return &Output{w: w} }
+
+// Err is the first write error; nil if all was written.
+func (o *Output) Err() error { return o.err }
+
+func (o *Output) Write(p []byte) (int, error) {
 	if o.err != nil {
 		return 0, o.err
 	}
@@ -43,18 +45,18 @@ func (o *output) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// outputEnd is every's exit status once it has printed what it had to: code
-// if all of it was written; for a closed pipe exitPipe, quietly (not by the
+// End is every's exit status once it has printed what it had to: code
+// if all of it was written; for a closed pipe ui.ExitPipe, quietly (not by the
 // signal itself: Go's runtime keeps its own handler for SIGPIPE, so every
 // could not die of it at once); for another write error, one line on
-// stderr and exitIOErr.
-func outputEnd(o *output, code int, stderr io.Writer) int {
+// stderr and ui.ExitIOErr.
+func (o *Output) End(code int, stderr io.Writer) int {
 	switch {
 	case o.err == nil:
 		return code
 	case errors.Is(o.err, syscall.EPIPE):
-		return exitPipe
+		return ui.ExitPipe
 	}
-	fmt.Fprintf(stderr, "every: cannot write to stdout: %v\n", unwrapPath(o.err))
-	return exitIOErr
+	fmt.Fprintf(stderr, "every: cannot write to stdout: %v\n", ui.UnwrapPath(o.err))
+	return ui.ExitIOErr
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/everycli/every/internal/testutil"
 )
 
 // The command keeps every's own stdout when no feature needs its output: a
@@ -63,8 +64,8 @@ func TestOutputTerminal(t *testing.T) {
 			var r result
 			select {
 			case r = <-read:
-			case <-time.After(waitBound):
-				t.Fatalf("the terminal did not close within %v", waitBound)
+			case <-time.After(testutil.WaitBound):
+				t.Fatalf("the terminal did not close within %v", testutil.WaitBound)
 			}
 			if !errors.Is(r.err, syscall.EIO) { // EIO: no slave end left
 				t.Fatalf("reading the terminal: %v", r.err)

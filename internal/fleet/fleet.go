@@ -1,3 +1,6 @@
+// Package fleet is the Redis server that carries a fleet's locks and
+// states (--store): its URL made a client with bounded timeouts, the
+// start-up check, and a job's lock.Locker and state.Store.
 package fleet
 
 import (
@@ -15,12 +18,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/lock"
 	"github.com/everycli/every/state"
 )
 
-// fleet is the Redis server that carries a fleet's locks and states.
-type fleet struct {
+// Fleet is the Redis server that carries a fleet's locks and states.
+type Fleet struct {
 	client *redis.Client
 	prefix string // of every key: PREFIX NAME ":lock", ":state"
 	server string // the URL without its password, for messages
@@ -50,24 +54,24 @@ type discardLogger struct{}
 
 func (discardLogger) Printf(context.Context, string, ...any) {}
 
-// openFleet parses --store redis://[user:pass@]host:port/db[?prefix=every:]
+// Open parses --store redis://[user:pass@]host:port/db[?prefix=every:]
 // (or rediss:// for TLS) and makes a client with short timeouts, so that a
 // dead server never stalls the loop or a stop. It does not connect.
-func openFleet(raw string) (*fleet, error) {
+func Open(raw string) (*Fleet, error) {
 	shown := redactURL(raw)
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, usagef("bad --store %q: not a URL; try redis://host:6379/0", shown)
+		return nil, ui.Usagef("bad --store %q: not a URL; try redis://host:6379/0", shown)
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, usagef("bad --store %q: the scheme must be redis:// or rediss://", shown)
+		return nil, ui.Usagef("bad --store %q: the scheme must be redis:// or rediss://", shown)
 	}
 	if u.Opaque != "" {
-		return nil, usagef("bad --store %q: no host; try redis://host:6379/0", shown)
+		return nil, ui.Usagef("bad --store %q: no host; try redis://host:6379/0", shown)
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, usagef("bad --store %q: port %s is out of range; try 6379", shown, p)
+			return nil, ui.Usagef("bad --store %q: port %s is out of range; try 6379", shown, p)
 		}
 	}
 	q := u.Query()
@@ -87,10 +91,10 @@ func openFleet(raw string) (*fleet, error) {
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return nil, usagef("bad --store %q: %s", shown, noPassword(quotedUserinfo().ReplaceAllString(err.Error(), "***@"), raw))
+		return nil, ui.Usagef("bad --store %q: %s", shown, NoPassword(quotedUserinfo().ReplaceAllString(err.Error(), "***@"), raw))
 	}
 	bound(opt, q)
-	return &fleet{client: redis.NewClient(opt), prefix: prefix, server: redactURL(u.Redacted())}, nil
+	return &Fleet{client: redis.NewClient(opt), prefix: prefix, server: redactURL(u.Redacted())}, nil
 }
 
 // storeTimeout is how long a store call waits for a silent server, by
@@ -132,12 +136,12 @@ func bound(opt *redis.Options, q url.Values) {
 	opt.DisableIdentity = true
 }
 
-// job returns a fleet job's lock and store, either nil when the job has
+// Job returns a fleet job's lock and store, either nil when the job has
 // none: with both, one lock.Session is both, so that a run costs two round
 // trips (the lock with the start, the end with the release; three, with the
 // start apart, when the record is not the one this process wrote last)
 // instead of five, and its writes are fenced.
-func (f *fleet) job(name, host string, ttl, period time.Duration, withLock, withState bool) (lock.Locker, state.Store) {
+func (f *Fleet) Job(name, host string, ttl, period time.Duration, withLock, withState bool) (lock.Locker, state.Store) {
 	l := lock.Redis{Client: f.client, Key: f.lockKey(name), TTL: ttl, Host: host, Where: f.server}
 	s := state.Redis{Client: f.client, Key: f.stateKey(name), Period: period, Server: f.server}
 	switch {
@@ -152,21 +156,42 @@ func (f *fleet) job(name, host string, ttl, period time.Duration, withLock, with
 	return nil, nil
 }
 
-func (f *fleet) lockKey(name string) string  { return f.prefix + name + ":lock" }
-func (f *fleet) stateKey(name string) string { return f.prefix + name + ":state" }
+func (f *Fleet) lockKey(name string) string  { return f.prefix + name + ":lock" }
+func (f *Fleet) stateKey(name string) string { return f.prefix + name + ":state" }
+
+// Server is the server's URL without its password, for messages.
+func (f *Fleet) Server() string { return f.server }
+
+// Records reads the records of every job of the fleet.
+func (f *Fleet) Records(ctx context.Context) ([]*state.Record, error) {
+	return state.Redis{Client: f.client, Server: f.server}.List(ctx, f.prefix+"*:state")
+}
+
+// LockHeld reports whether a fleet job's lock is held now. That is all
+// Redis can tell: an idle every of a fleet leaves no trace there (the lock is
+// held only for a run), so a fleet job is active only while one of its runs
+// holds the lease, which its holder renews: a holder that died lets it expire
+// within --lock-ttl.
+func (f *Fleet) LockHeld(ctx context.Context, name string) (bool, error) {
+	n, err := f.client.Exists(ctx, f.lockKey(name)).Result()
+	if err != nil {
+		return false, fmt.Errorf("redis at %s: %w", f.server, err)
+	}
+	return n > 0, nil
+}
 
 // checkTimeout bounds the start-up check: a server that does not answer
 // within it is taken as down for now (its slots are skipped until it
 // answers), and the first slot is not held up for long.
 const checkTimeout = 200 * time.Millisecond
 
-// check reaches the server once at start-up. A server that is down may come
+// Check reaches the server once at start-up. A server that is down may come
 // back, and its slots are skipped meanwhile; one that answers with an error
 // (wrong password, no such database) or fails the TLS handshake will not
 // change its mind: that is returned as fatal. Errors a server gives while it
 // starts or fails over (LOADING, MASTERDOWN, TRYAGAIN, max clients) are
 // transient.
-func (f *fleet) check(ctx context.Context) (fatal, transient error) {
+func (f *Fleet) Check(ctx context.Context) (fatal, transient error) {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	err := f.client.Ping(ctx).Err()
@@ -214,7 +239,7 @@ const redisTypes = "+-:$*_#,(!=%~|>"
 // nothing, or hangs up, or cannot be reached, may be a Redis on its way up:
 // that is not known to be no Redis. The answer is decided on its bytes,
 // not on the words of a go-redis error.
-func (f *fleet) notRedis() (answer string, ok bool) {
+func (f *Fleet) notRedis() (answer string, ok bool) {
 	opt := f.client.Options()
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
@@ -239,9 +264,9 @@ func (f *fleet) notRedis() (answer string, ok bool) {
 	return strings.TrimSuffix(line, "\r"), true
 }
 
-// noPassword makes sure an error message carries no password, whatever a
+// NoPassword makes sure an error message carries no password, whatever a
 // library put in it.
-func noPassword(msg string, raw string) string {
+func NoPassword(msg string, raw string) string {
 	for _, p := range passwords(raw) {
 		msg = strings.ReplaceAll(msg, p, "***")
 	}

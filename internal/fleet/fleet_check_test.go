@@ -14,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/everycli/every/internal/testutil"
+	"github.com/everycli/every/internal/ui"
 )
 
 // listen serves each connection to a local TCP listener with serve, until
@@ -84,12 +87,12 @@ func TestFleetCheckNotRedis(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := openFleet("redis://" + tt.addr + "/0")
+			f, err := Open("redis://" + tt.addr + "/0")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer f.client.Close()
-			fatal, transient := f.check(context.Background())
+			fatal, transient := f.Check(context.Background())
 			switch {
 			case tt.fatal == "" && fatal != nil:
 				t.Errorf("check: fatal %v, want it transient", fatal)
@@ -124,14 +127,14 @@ func TestFleetNotRedisExits73(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err = <-done:
-	case <-time.After(waitBound):
+	case <-time.After(testutil.WaitBound):
 		_ = cmd.Process.Kill()
 		<-done
-		t.Fatalf("every still runs after %v: the store was taken as down, not as no Redis; stderr:\n%s", waitBound, &stderr)
+		t.Fatalf("every still runs after %v: the store was taken as down, not as no Redis; stderr:\n%s", testutil.WaitBound, &stderr)
 	}
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitCantCreate {
-		t.Fatalf("every: %v, want exit status %d; stderr:\n%s", err, exitCantCreate, &stderr)
+	if !errors.As(err, &ee) || ee.ExitCode() != ui.ExitCantCreate {
+		t.Fatalf("every: %v, want exit status %d; stderr:\n%s", err, ui.ExitCantCreate, &stderr)
 	}
 	want := "every: redis://***@" + strings.TrimPrefix(web.URL, "http://") + `/0 is not a Redis server: it answered "HTTP/1.1 400 Bad Request"; check the host and port in --store` + "\n"
 	if got := stderr.String(); got != want {

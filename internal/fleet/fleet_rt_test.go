@@ -15,21 +15,22 @@ import (
 	"time"
 
 	"github.com/everycli/every/internal/redistest"
+	"github.com/everycli/every/internal/testutil"
 	"github.com/everycli/every/lock"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/state"
 )
 
 // wiring puts a job's lock and store on a fleet, as fleetStore does.
-type wiring func(f *fleet, name string) (lock.Locker, state.Store)
+type wiring func(f *Fleet, name string) (lock.Locker, state.Store)
 
 // sessionWiring is the wiring of fleet.job: one Session for both.
-func sessionWiring(f *fleet, name string) (lock.Locker, state.Store) {
-	return f.job(name, "web-1", 30*time.Second, 20*time.Millisecond, true, true)
+func sessionWiring(f *Fleet, name string) (lock.Locker, state.Store) {
+	return f.Job(name, "web-1", 30*time.Second, 20*time.Millisecond, true, true)
 }
 
 // separateWiring is the wiring before Session: a lock and a store apart.
-func separateWiring(f *fleet, name string) (lock.Locker, state.Store) {
+func separateWiring(f *Fleet, name string) (lock.Locker, state.Store) {
 	return lock.Redis{Client: f.client, Key: f.lockKey(name), TTL: 30 * time.Second, Host: "web-1", Where: f.server},
 		state.Redis{Client: f.client, Key: f.stateKey(name), Period: 20 * time.Millisecond, Server: f.server}
 }
@@ -42,12 +43,12 @@ func separateWiring(f *fleet, name string) (lock.Locker, state.Store) {
 func tripLoop(t *testing.T, srv *redistest.Server, wire wiring, name string, runs int) ([]string, int, runner.Exit) {
 	t.Helper()
 	proxy := redistest.NewProxy(t, srv.Addr)
-	f, err := openFleet("redis://" + proxy.Addr + "/0")
+	f, err := Open("redis://" + proxy.Addr + "/0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.client.Close()
-	if fatal, transient := f.check(context.Background()); fatal != nil || transient != nil {
+	if fatal, transient := f.Check(context.Background()); fatal != nil || transient != nil {
 		t.Fatalf("check: %v, %v", fatal, transient)
 	}
 	cfg := runner.Config{Name: name, Command: []string{"true"}, Schedule: "20ms", Interval: 20 * time.Millisecond,
@@ -74,7 +75,7 @@ type tripResult struct {
 // package from their exec.Cmd.
 func tripChild(t *testing.T, srv *redistest.Server, wire, name string, runs int) tripResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.WaitBound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFleetRoundTrips$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "EVERY_FLEETRT_CHILD="+strings.Join([]string{srv.Addr, wire, name, strconv.Itoa(runs)}, " "))

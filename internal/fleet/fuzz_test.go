@@ -6,10 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // storeSeeds are --store values with passwords that are hard to hide:
@@ -36,18 +33,18 @@ var storeSeeds = []string{
 	"%!<nil>", "redis://h/%!<nil>", "redis://u:%!<nil>@h",
 }
 
-// FuzzOpenFleet checks openFleet on any --store value: no panic; no
+// FuzzOpenFleet checks Open on any --store value: no panic; no
 // password in the error nor in the server name shown in messages, whether
 // url.Parse finds it or the user meant it (after the scheme, between a ':'
 // and the last '@'); an error says what is wrong; what it accepts names a
-// host and a port a server can have. openFleet does not connect; the client
+// host and a port a server can have. Open does not connect; the client
 // it makes is closed.
 func FuzzOpenFleet(f *testing.F) {
 	for _, s := range storeSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		fl, err := openFleet(raw)
+		fl, err := Open(raw)
 		shown := ""
 		if err != nil {
 			shown = err.Error()
@@ -60,26 +57,26 @@ func FuzzOpenFleet(f *testing.F) {
 				continue // "***" is what hides a password
 			}
 			if leaks(p, shown, raw) {
-				t.Errorf("openFleet(%q) shows the password %q: %s", raw, p, shown)
+				t.Errorf("Open(%q) shows the password %q: %s", raw, p, shown)
 			}
-			if msg := noPassword("redis said "+p+" twice: "+p, raw); knownPassword(raw, p) && strings.Contains(msg, p) {
-				t.Errorf("noPassword left %q in %q", p, msg)
+			if msg := NoPassword("redis said "+p+" twice: "+p, raw); knownPassword(raw, p) && strings.Contains(msg, p) {
+				t.Errorf("NoPassword left %q in %q", p, msg)
 			}
 		}
-		// What openFleet adds to the URL it quotes (which may hold anything).
+		// What Open adds to the URL it quotes (which may hold anything).
 		// (Unless the URL holds those words itself: go-redis quotes its parts.)
 		if said := strings.Replace(shown, fmt.Sprintf("%q", redactURL(raw)), "", 1); !strings.Contains(raw, "<nil>") &&
 			!strings.Contains(raw, "%!") && (strings.Contains(said, "<nil>") || strings.Contains(said, "%!")) {
-			t.Errorf("openFleet(%q): message without its reason: %s", raw, shown)
+			t.Errorf("Open(%q): message without its reason: %s", raw, shown)
 		}
 		if err == nil {
 			u, perr := url.Parse(raw)
 			if perr != nil || u.Opaque != "" {
-				t.Fatalf("openFleet(%q) accepted a URL without \"//\" (%v): %s", raw, perr, shown)
+				t.Fatalf("Open(%q) accepted a URL without \"//\" (%v): %s", raw, perr, shown)
 			}
 			if p := u.Port(); p != "" {
 				if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-					t.Errorf("openFleet(%q) accepted port %q", raw, p)
+					t.Errorf("Open(%q) accepted port %q", raw, p)
 				}
 			}
 		}
@@ -143,65 +140,10 @@ func leaks(p, shown, raw string) bool {
 		!strings.Contains(strings.ReplaceAll(fleetText(other), stand, ""), p)
 }
 
-// signalSeeds are --stop-signal and --kill-signal values.
-var signalSeeds = []string{
-	"", "TERM", "term", "SIGTERM", "sigterm", "SigTerm", "SIG", "SIGSIGTERM", "KILL", "INT", "HUP", "USR1",
-	"IOT", "SIGIOT", "POLL", "CLD", "SIGRTMIN", "RTMIN", "RTMIN+1", "SIGRTMAX", "STKFLT", "UNUSED", "SYS",
-	"0", "1", "9", "15", "31", "32", "34", "64", "65", "-1", "-15", "+15", "015", "0x0f", "1e1", " 15", "15 ",
-	"9223372036854775807", "9223372036854775808", "4294967311", "ſigterm", "ＴＥＲＭ", "TERM\x00", "٣",
-}
-
-// FuzzParseSignal checks parseSignal on any string: no panic, and a signal
-// it accepts is one a process can be sent (1 to 64).
-func FuzzParseSignal(f *testing.F) {
-	for _, s := range signalSeeds {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		sig, ok := parseSignal(s)
-		if ok && (sig < 1 || sig > 64) {
-			t.Fatalf("parseSignal(%q) = %d, true; want 1 to 64", s, sig)
-		}
-		// A name is read as the kernel's signal of that name.
-		if name := "SIG" + strings.TrimPrefix(strings.ToUpper(s), "SIG"); unix.SignalNum(name) != 0 &&
-			(!ok || sig != unix.SignalNum(name)) {
-			t.Fatalf("parseSignal(%q) = %d, %v; want %d (%s)", s, sig, ok, unix.SignalNum(name), name)
-		}
-	})
-}
-
-// TestParseSignalNames reads back every signal's name, with or without
-// "SIG", in any case, and every signal's number.
-func TestParseSignalNames(t *testing.T) {
-	named := 0
-	for n := 1; n <= 64; n++ {
-		sig := syscall.Signal(n)
-		ins := []string{strconv.Itoa(n), "0" + strconv.Itoa(n)}
-		if name := unix.SignalName(sig); name != "" {
-			named++
-			short := strings.TrimPrefix(name, "SIG")
-			ins = append(ins, name, strings.ToLower(name), short, strings.ToLower(short))
-		}
-		for _, in := range ins {
-			if got, ok := parseSignal(in); !ok || got != sig {
-				t.Errorf("parseSignal(%q) = %d, %v; want %d", in, got, ok, sig)
-			}
-		}
-	}
-	if named < 31 {
-		t.Errorf("only %d signals have names; want the 31 standard ones", named)
-	}
-	for _, in := range []string{"", "0", "65", "-1", "SIG", "SIGSIGTERM", "NOSUCH", "SIGRTMIN", "15 "} {
-		if got, ok := parseSignal(in); ok {
-			t.Errorf("parseSignal(%q) = %d, true; want not a signal", in, got)
-		}
-	}
-}
-
-// fleetText is what openFleet lets a user see of raw: the error, or the
+// fleetText is what Open lets a user see of raw: the error, or the
 // server and prefix of the fleet.
 func fleetText(raw string) string {
-	fl, err := openFleet(raw)
+	fl, err := Open(raw)
 	if err != nil {
 		return err.Error()
 	}

@@ -35,7 +35,7 @@ import (
 //
 // The marker's content says what every status shows of a job before its
 // first run has written a state (SPEC section 12): one JSON line, the job's
-// name, schedule and first slot (markerInfo). The first every to hold the
+// name, schedule and first slot (MarkerInfo). The first every to hold the
 // marker writes it, in place (a marker replaced by a rename would leave the
 // other holders' locks on the old file); later ones, finding it held, leave
 // it alone. A reader may catch a write half done: it then shows the job
@@ -46,24 +46,24 @@ import (
 // and every status counts a marker as ACTIVE only when its owner is the
 // state's (SPEC section 8), so nobody else can make a dead job look alive.
 
-// markerSuffix is what a job's state path takes to name its active marker.
+// MarkerSuffix is what a job's state path takes to name its active marker.
 // every status lists *.json files only, so the marker is never listed as a
 // job.
-const markerSuffix = ".active"
+const MarkerSuffix = ".active"
 
-// markerPath is the active marker of the job whose state is at statePath.
-func markerPath(statePath string) string { return statePath + markerSuffix }
+// MarkerPath is the active marker of the job whose state is at statePath.
+func MarkerPath(statePath string) string { return statePath + MarkerSuffix }
 
-// markerVersion is the version of markerInfo's format.
+// markerVersion is the version of MarkerInfo's format.
 const markerVersion = 1
 
 // markerMax is the most of a marker read: its content is one short line.
 const markerMax = 4096
 
-// markerInfo is what a marker says of its job, for every status while the
+// MarkerInfo is what a marker says of its job, for every status while the
 // job has no state yet. It is shown (escaped) and used for the grace of
 // --max-age before the first slot, never for anything else.
-type markerInfo struct {
+type MarkerInfo struct {
 	Version  int    `json:"version"`
 	Name     string `json:"name"`
 	Schedule string `json:"schedule"`
@@ -99,7 +99,7 @@ type marker struct {
 	path   string
 	writer bool // this process holds the content: it was the first holder
 	mu     sync.Mutex
-	info   markerInfo
+	info   MarkerInfo
 	ran    bool      // a run started: the state tells from then on
 	wrote  time.Time // the last write, to keep skips from writing each slot
 }
@@ -121,7 +121,7 @@ const markerWait = 2 * time.Second
 // it, which it never releases. The first holder writes info into it. A path
 // that is a link, or anything but a regular file, is refused; so is a
 // marker that another user owns (errForeignMarker).
-func holdActive(path string, info markerInfo) (*marker, error) {
+func holdActive(path string, info MarkerInfo) (*marker, error) {
 	fd, err := openMarker(path, unix.O_RDWR|unix.O_CREAT)
 	if errors.Is(err, fs.ErrPermission) {
 		// Most likely another user's 0600 file: say so, if it is.
@@ -244,14 +244,14 @@ func (m *marker) Finished(runner.Run) {}
 
 func (m *marker) WantsOutput() bool { return false }
 
-// probeActive reports whether a process holds the marker at path (whether a
+// ProbeActive reports whether a process holds the marker at path (whether a
 // whole-file write lock would conflict with a lock someone holds), and what
 // the marker says. A marker whose owner trust refuses is not counted: it is
 // inactive, whoever holds it. A missing marker is inactive (no every has run
 // the job since, or it ran with a version that did not mark). The probe
 // takes no lock and creates nothing.
-func probeActive(path string, trust func(uid uint32) bool) (bool, markerInfo, error) {
-	var info markerInfo
+func ProbeActive(path string, trust func(uid uint32) bool) (bool, MarkerInfo, error) {
+	var info MarkerInfo
 	fd, err := openMarker(path, unix.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, info, nil
@@ -279,8 +279,8 @@ func probeActive(path string, trust func(uid uint32) bool) (bool, markerInfo, er
 
 // readMarker reads what a marker says: its first line, if it is one
 // (a marker of an older every is empty, a write may be under way).
-func readMarker(fd int) markerInfo {
-	var info markerInfo
+func readMarker(fd int) MarkerInfo {
+	var info MarkerInfo
 	b := make([]byte, markerMax)
 	n, err := unix.Pread(fd, b, 0)
 	if err != nil || n <= 0 {
@@ -288,7 +288,7 @@ func readMarker(fd int) markerInfo {
 	}
 	line, _, ok := bytes.Cut(b[:n], []byte("\n"))
 	if !ok || json.Unmarshal(line, &info) != nil || info.Version != markerVersion {
-		return markerInfo{}
+		return MarkerInfo{}
 	}
 	return info
 }

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/everycli/every/internal/regular"
+	"github.com/everycli/every/internal/scripttest"
+	"github.com/everycli/every/internal/testutil"
+	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/state"
 )
@@ -30,7 +33,7 @@ func TestActiveHolder(t *testing.T) {
 	if path == "" {
 		t.Skip("only the holder process of the active tests")
 	}
-	if _, err := holdActive(path, markerInfo{Name: os.Getenv("EVERY_TEST_NAME")}); err != nil {
+	if _, err := holdActive(path, MarkerInfo{Name: os.Getenv("EVERY_TEST_NAME")}); err != nil {
 		t.Fatalf("hold: %v", err)
 	}
 	if pidFile := os.Getenv("EVERY_TEST_CHILD"); pidFile != "" {
@@ -39,10 +42,10 @@ func TestActiveHolder(t *testing.T) {
 		if err := child.Start(); err != nil {
 			t.Fatalf("start child: %v", err)
 		}
-		writeFile(pidFile, strconv.Itoa(child.Process.Pid))
+		writeAtomic(t, pidFile, strconv.Itoa(child.Process.Pid))
 	}
-	writeFile(os.Getenv("EVERY_TEST_READY"), "")
-	time.Sleep(waitBound)
+	writeAtomic(t, os.Getenv("EVERY_TEST_READY"), "")
+	time.Sleep(testutil.WaitBound)
 }
 
 // holder is a process that holds a marker.
@@ -66,7 +69,7 @@ func startHolder(t *testing.T, path string, childPid string) holder {
 	go func() { _ = cmd.Wait(); close(done) }()
 	h := holder{cmd, done}
 	t.Cleanup(func() { h.kill(t) })
-	if !poll(func() bool {
+	if !testutil.Eventually(func() bool {
 		select {
 		case <-done:
 			return true
@@ -75,7 +78,7 @@ func startHolder(t *testing.T, path string, childPid string) holder {
 		_, err := os.Stat(ready)
 		return err == nil
 	}) {
-		t.Fatalf("holder not ready within %v", waitBound)
+		t.Fatalf("holder not ready within %v", testutil.WaitBound)
 	}
 	select {
 	case <-done:
@@ -92,8 +95,8 @@ func (h holder) kill(t *testing.T) {
 	_ = h.cmd.Process.Signal(syscall.SIGKILL)
 	select {
 	case <-h.done:
-	case <-time.After(waitBound):
-		t.Errorf("holder %d not reaped within %v", h.cmd.Process.Pid, waitBound)
+	case <-time.After(testutil.WaitBound):
+		t.Errorf("holder %d not reaped within %v", h.cmd.Process.Pid, testutil.WaitBound)
 	}
 }
 
@@ -102,7 +105,7 @@ func anyone(uint32) bool { return true }
 
 func probe(t *testing.T, path string) bool {
 	t.Helper()
-	on, _, err := probeActive(path, anyone)
+	on, _, err := ProbeActive(path, anyone)
 	if err != nil {
 		t.Fatalf("probe %s: %v", path, err)
 	}
@@ -158,7 +161,7 @@ func TestActiveNotInherited(t *testing.T) {
 	path := filepath.Join(dir, "job.json.active")
 	childPid := filepath.Join(dir, "child.pid")
 	h := startHolder(t, path, childPid)
-	pid, err := parsePid(readFileString(t, childPid))
+	pid, err := scripttest.ParsePid(readFileString(t, childPid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,14 +188,14 @@ func TestActiveRefusesLinks(t *testing.T) {
 	if err := os.Symlink(target, path); err != nil {
 		t.Fatal(err)
 	}
-	_, err := holdActive(path, markerInfo{})
+	_, err := holdActive(path, MarkerInfo{})
 	if !errors.Is(err, regular.ErrNotRegular) {
 		t.Fatalf("hold through a link: %v, want a refusal", err)
 	}
 	if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the link's target was created: %v", err)
 	}
-	if _, _, err := probeActive(path, anyone); !errors.Is(err, regular.ErrNotRegular) {
+	if _, _, err := ProbeActive(path, anyone); !errors.Is(err, regular.ErrNotRegular) {
 		t.Fatalf("probe through a link: %v, want a refusal", err)
 	}
 	// A directory or a FIFO is refused too, without blocking.
@@ -201,92 +204,37 @@ func TestActiveRefusesLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{dir, fifo} {
-		if _, err := holdActive(p, markerInfo{}); !errors.Is(err, regular.ErrNotRegular) {
+		if _, err := holdActive(p, MarkerInfo{}); !errors.Is(err, regular.ErrNotRegular) {
 			t.Errorf("hold %s: %v, want a refusal", p, err)
 		}
-		if _, _, err := probeActive(p, anyone); !errors.Is(err, regular.ErrNotRegular) {
+		if _, _, err := ProbeActive(p, anyone); !errors.Is(err, regular.ErrNotRegular) {
 			t.Errorf("probe %s: %v, want a refusal", p, err)
 		}
 	}
 }
 
+// writeAtomic writes a file aside and renames it into place, so a reader
+// never sees it half written.
+func writeAtomic(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(name+".tmp", []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(name+".tmp", name); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func readFileString(t *testing.T, name string) string {
 	t.Helper()
-	if !waitForFile(name) {
-		t.Fatalf("%s did not appear within %v", name, waitBound)
+	if !testutil.Eventually(func() bool { _, err := os.Stat(name); return err == nil }) {
+		t.Fatalf("%s did not appear within %v", name, testutil.WaitBound)
 	}
 	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-func TestShort(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		12 * time.Second:                                   "12s",
-		2*time.Hour + 3*time.Minute:                        "2h3m",
-		2*time.Hour + 3*time.Minute + 400*time.Millisecond: "2h3m",
-		time.Hour:                 "1h",
-		90 * time.Minute:          "1h30m",
-		10 * time.Minute:          "10m",
-		time.Hour + 5*time.Second: "1h0m5s",
-		250 * time.Millisecond:    "250ms",
-	} {
-		if got := short(d); got != want {
-			t.Errorf("short(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
-func TestJudge(t *testing.T) {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	ago := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
-	probe := statusSettings{maxAge: time.Hour}
-	nagios := statusSettings{maxAge: time.Hour, warnAge: 30 * time.Minute, nagios: true}
-	lenient := statusSettings{maxAge: time.Hour, allowInactive: true}
-	for _, tc := range []struct {
-		name string
-		j    jobStatus
-		ss   statusSettings
-		want health
-		why  string
-	}{
-		{"fresh and active", jobStatus{LastSuccess: ago(time.Minute), Active: true}, probe, healthy, ""},
-		{"exactly max-age", jobStatus{LastSuccess: ago(time.Hour), Active: true}, probe, healthy, ""},
-		{"just older", jobStatus{LastSuccess: ago(time.Hour + time.Second), Active: true}, probe, critical,
-			"last success 1h0m1s ago, older than 1h"},
-		{"older by less than shows", jobStatus{LastSuccess: ago(time.Hour + 300*time.Millisecond), Active: true}, probe, critical,
-			"last success 1h0m0.3s ago, older than 1h"},
-		{"never", jobStatus{Active: true}, probe, critical, "never succeeded"},
-		{"inactive", jobStatus{LastSuccess: ago(time.Minute)}, probe, critical, "no every running for it"},
-		{"inactive allowed", jobStatus{LastSuccess: ago(time.Minute)}, lenient, healthy, ""},
-		{"old and inactive", jobStatus{LastSuccess: ago(2 * time.Hour)}, probe, critical,
-			"last success 2h ago, older than 1h; no every running for it"},
-		{"failing within max-age passes the probe", jobStatus{LastSuccess: ago(time.Minute), Active: true, LastResult: "failure", LastExitCode: 3}, probe, healthy, ""},
-		{"failing is critical for nagios", jobStatus{LastSuccess: ago(time.Minute), Active: true, LastResult: "failure", LastExitCode: 3}, nagios, critical,
-			"last run failure (3)"},
-		{"warn-age", jobStatus{LastSuccess: ago(45 * time.Minute), Active: true, LastResult: "success"}, nagios, warning,
-			"last success 45m ago, older than 30m"},
-		{"warn-age and inactive", jobStatus{LastSuccess: ago(45 * time.Minute), LastResult: "success"}, nagios, critical,
-			"last success 45m ago, older than 30m; no every running for it"},
-		{"a success in the future is fresh", jobStatus{LastSuccess: ago(-time.Minute), Active: true}, probe, healthy, ""},
-		// Not run yet (no state; its every holds the marker).
-		{"first slot to come", jobStatus{pending: true, Active: true, FirstSlot: ago(-5 * time.Minute)}, probe, healthy, ""},
-		{"first slot not known yet", jobStatus{pending: true, Active: true}, probe, healthy, ""},
-		{"first slot passed within max-age", jobStatus{pending: true, Active: true, FirstSlot: ago(10 * time.Minute)}, probe, healthy, ""},
-		{"first slot older than max-age", jobStatus{pending: true, Active: true, FirstSlot: ago(2 * time.Hour)}, probe, critical,
-			"not run yet, first slot 2h ago, older than 1h"},
-		{"first slot older than warn-age", jobStatus{pending: true, Active: true, FirstSlot: ago(45 * time.Minute)}, nagios, warning,
-			"not run yet, first slot 45m ago, older than 30m"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h, why := judge(tc.j, tc.ss, now)
-			if h != tc.want || strings.Join(why, "; ") != tc.why {
-				t.Errorf("judge = %v %q, want %v %q", h, strings.Join(why, "; "), tc.want, tc.why)
-			}
-		})
-	}
 }
 
 // startNamedHolder is startHolder whose marker content names the job name.
@@ -296,9 +244,9 @@ func startNamedHolder(t *testing.T, path, name string) holder {
 	return startHolder(t, path, "")
 }
 
-func probeInfo(t *testing.T, path string) markerInfo {
+func probeInfo(t *testing.T, path string) MarkerInfo {
 	t.Helper()
-	on, info, err := probeActive(path, anyone)
+	on, info, err := ProbeActive(path, anyone)
 	if err != nil || !on {
 		t.Fatalf("probe %s: active %v, %v; want active", path, on, err)
 	}
@@ -337,11 +285,11 @@ func TestActiveMarkerContent(t *testing.T) {
 // and next slots (runner.Observer), until the first run starts.
 func TestActiveMarkerSlots(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "job.json.active")
-	m, err := holdActive(path, markerInfo{Name: "job", Schedule: "*/5 * * * *"})
+	m, err := holdActive(path, MarkerInfo{Name: "job", Schedule: "*/5 * * * *"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := func() markerInfo {
+	read := func() MarkerInfo {
 		fd, err := openMarker(path, os.O_RDONLY)
 		if err != nil {
 			t.Fatal(err)
@@ -428,24 +376,24 @@ func TestActiveForeignMarker(t *testing.T) {
 	if err := os.Chown(path, nobody, nobody); err != nil {
 		t.Fatal(err)
 	}
-	if on, _, err := probeActive(path, func(uid uint32) bool { return uid == 0 }); err != nil || on {
+	if on, _, err := ProbeActive(path, func(uid uint32) bool { return uid == 0 }); err != nil || on {
 		t.Errorf("a marker of uid %d, held, probed for uid 0: active %v, %v; want inactive", nobody, on, err)
 	}
 	if !probe(t, path) {
 		t.Fatal("the marker is not held: the test proves nothing")
 	}
 	// Never held by this user's every.
-	if _, err := holdActive(path, markerInfo{}); !errors.Is(err, errForeignMarker) {
+	if _, err := holdActive(path, MarkerInfo{}); !errors.Is(err, errForeignMarker) {
 		t.Errorf("hold a marker of uid %d: %v, want a refusal", nobody, err)
 	}
 	h.kill(t)
-	if _, err := holdActive(path, markerInfo{}); !errors.Is(err, errForeignMarker) {
+	if _, err := holdActive(path, MarkerInfo{}); !errors.Is(err, errForeignMarker) {
 		t.Errorf("hold a marker of uid %d, not held: %v, want a refusal", nobody, err)
 	}
 
 	// End to end: a live job whose marker another user holds is not ACTIVE
 	// (its state is root's), and a new every for it refuses to start.
-	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.WaitBound)
 	defer cancel()
 	sd := filepath.Join(dir, "sd")
 	ran := filepath.Join(dir, "ran")
@@ -457,11 +405,11 @@ func TestActiveForeignMarker(t *testing.T) {
 	go func() { _ = ev.Wait(); close(done) }()
 	t.Cleanup(func() { _ = ev.Process.Kill(); <-done })
 	marker := filepath.Join(sd, "idle.json.active")
-	if !poll(func() bool {
+	if !testutil.Eventually(func() bool {
 		out, _ := exec.Command("every", "status", "--state-dir", sd, "--json", "idle").CombinedOutput()
 		return strings.Contains(string(out), `"last_result": "success"`) && strings.Contains(string(out), `"active": true`)
 	}) {
-		t.Fatalf("the job did not run within %v", waitBound)
+		t.Fatalf("the job did not run within %v", testutil.WaitBound)
 	}
 	if err := os.Chown(marker, nobody, nobody); err != nil {
 		t.Fatal(err)
@@ -479,7 +427,7 @@ func TestActiveForeignMarker(t *testing.T) {
 	// Bounded: an every that took the marker would wait for its next slot.
 	cmd := exec.CommandContext(ctx, "every", "1h", "--max-runs", "1", "--state-dir", sd, "--name", "idle", "--", "job", "-touch", ran+"2")
 	out, err = cmd.CombinedOutput()
-	if cmd.ProcessState.ExitCode() != exitCantCreate || !strings.Contains(string(out), `every: cannot mark the job active in "`+marker+`": is owned by uid 65534, not by uid 0 that runs every; remove it, or choose --state-dir or --state`) {
+	if cmd.ProcessState.ExitCode() != ui.ExitCantCreate || !strings.Contains(string(out), `every: cannot mark the job active in "`+marker+`": is owned by uid 65534, not by uid 0 that runs every; remove it, or choose --state-dir or --state`) {
 		t.Errorf("every with the marker another user's: %v, %s; want exit 73 and the line", err, out)
 	}
 	if _, err := os.Stat(ran + "2"); err == nil {

@@ -6,14 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/everycli/every/internal/ui"
 )
 
 // This file owns a job's identity: its name and where its files go.
 
-// stateDir is where state and lock files go: --state-dir, else
+// StateDir is where state and lock files go: --state-dir, else
 // $XDG_STATE_HOME/every, else ~/.local/state/every; for root without
 // XDG_STATE_HOME, /var/lib/every.
-func stateDir(flag string) (string, error) {
+func StateDir(flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}
@@ -26,40 +28,40 @@ func stateDir(flag string) (string, error) {
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", usagef("no state directory: %v; give --state-dir DIR or --no-state", err)
+		return "", ui.Usagef("no state directory: %v; give --state-dir DIR or --no-state", err)
 	}
 	return filepath.Join(home, ".local", "state", "every"), nil
 }
 
-// maxName is the longest job name, in bytes.
-const maxName = 128
+// MaxName is the longest job name, in bytes.
+const MaxName = 128
 
-// jobName derives a job's name from its command: the base name of argv[0], a
+// Name derives a job's name from its command: the base name of argv[0], a
 // dash, and 8 hex digits of the sha256 of the argv joined by NUL. The base
 // is made a valid name: other characters become "_", leading ones that are
 // not a letter or digit are dropped ("job" if nothing is left), and it is
-// cut to fit maxName.
-func jobName(argv []string) string {
+// cut to fit MaxName.
+func Name(argv []string) string {
 	sum := sha256.Sum256([]byte(strings.Join(argv, "\x00")))
 	base := strings.TrimLeftFunc(sanitizeName(filepath.Base(argv[0])), func(r rune) bool { return !isAlnum(r) })
 	if base == "" {
 		base = "job"
 	}
-	return base[:min(len(base), maxName-9)] + "-" + hex.EncodeToString(sum[:4])
+	return base[:min(len(base), MaxName-9)] + "-" + hex.EncodeToString(sum[:4])
 }
 
-// checkName checks a name given with --name: [A-Za-z0-9._-], starting with a
-// letter or digit, at most maxName bytes.
-func checkName(name string) error {
+// CheckName checks a name given with --name: [A-Za-z0-9._-], starting with a
+// letter or digit, at most MaxName bytes.
+func CheckName(name string) error {
 	switch {
 	case name == "":
-		return usagef("bad --name \"\": give a name, or leave --name out for one derived from the command")
+		return ui.Usagef("bad --name \"\": give a name, or leave --name out for one derived from the command")
 	case !isAlnum(rune(name[0])):
-		return usagef("bad --name %q: must start with a letter or digit", name)
+		return ui.Usagef("bad --name %q: must start with a letter or digit", name)
 	case strings.IndexFunc(name, func(r rune) bool { return !validNameRune(r) }) >= 0:
-		return usagef("bad --name %q: use only letters, digits, '.', '_' and '-'", name)
-	case len(name) > maxName:
-		return usagef("bad --name %q: longer than %d bytes", name, maxName)
+		return ui.Usagef("bad --name %q: use only letters, digits, '.', '_' and '-'", name)
+	case len(name) > MaxName:
+		return ui.Usagef("bad --name %q: longer than %d bytes", name, MaxName)
 	}
 	return nil
 }
@@ -85,13 +87,13 @@ func validNameRune(r rune) bool {
 // jobPaths works out where the job's state and lock files are: --state and
 // --lock, else in the state directory; "" for none (--no-state, --no-lock),
 // and for both with --store, which keeps them in Redis.
-func jobPaths(st settings, name string) (statePath, lockPath string, err error) {
-	if st.store != "" {
+func jobPaths(st Settings, name string) (statePath, lockPath string, err error) {
+	if st.Store != "" {
 		return "", "", nil
 	}
-	statePath, lockPath = st.statePath, st.lockPath
-	if (statePath == "" && !st.noState) || (lockPath == "" && !st.noLock) {
-		dir, err := stateDir(st.stateDir)
+	statePath, lockPath = st.StatePath, st.LockPath
+	if (statePath == "" && !st.NoState) || (lockPath == "" && !st.NoLock) {
+		dir, err := StateDir(st.StateDir)
 		if err != nil {
 			return "", "", err
 		}
@@ -102,10 +104,10 @@ func jobPaths(st settings, name string) (statePath, lockPath string, err error) 
 			lockPath = filepath.Join(dir, name+".lock")
 		}
 	}
-	if st.noState {
+	if st.NoState {
 		statePath = ""
 	}
-	if st.noLock {
+	if st.NoLock {
 		lockPath = ""
 	}
 	return statePath, lockPath, nil
@@ -117,22 +119,22 @@ func jobPaths(st settings, name string) (statePath, lockPath string, err error) 
 // write, so on the lock it would put a new file where the lock was and the
 // lock would stop excluding; on the state or its active marker it would
 // lose the counters or the ACTIVE column; on the command, overwrite it
-// before it runs. statePath and lockPath are as jobPaths gives them.
-func ownFiles(st settings, statePath, lockPath string) error {
+// before it runs. statePath and lockPath are as jobPaths gives them; commandPath is the command's executable.
+func ownFiles(st Settings, statePath, lockPath, commandPath string) error {
 	if statePath != "" && lockPath != "" && sameFile(statePath, lockPath) {
-		return usagef("bad --state %q and --lock %q: they name the same file; give each its own", statePath, lockPath)
+		return ui.Usagef("bad --state %q and --lock %q: they name the same file; give each its own", statePath, lockPath)
 	}
-	if st.metricsFile == "" {
+	if st.MetricsFile == "" {
 		return nil
 	}
 	for _, other := range []struct{ what, path string }{
 		{"lock file", lockPath},
 		{"state file", statePath},
 		{"active marker", markerOf(statePath)},
-		{"command", st.commandPath},
+		{"command", commandPath},
 	} {
-		if other.path != "" && sameFile(st.metricsFile, other.path) {
-			return usagef("bad %s %q: it names the job's %s %q; give the metrics a file of their own", st.metricsFlag, st.metricsFile, other.what, other.path)
+		if other.path != "" && sameFile(st.MetricsFile, other.path) {
+			return ui.Usagef("bad %s %q: it names the job's %s %q; give the metrics a file of their own", st.MetricsFlag, st.MetricsFile, other.what, other.path)
 		}
 	}
 	return nil
@@ -143,5 +145,5 @@ func markerOf(statePath string) string {
 	if statePath == "" {
 		return ""
 	}
-	return markerPath(statePath)
+	return MarkerPath(statePath)
 }

@@ -3,11 +3,11 @@ package job
 import (
 	"os"
 	"os/exec"
-	"runtime/debug"
 	"strconv"
 	"syscall"
 	"testing"
 
+	"github.com/everycli/every/internal/scripttest"
 	"github.com/everycli/every/runner"
 )
 
@@ -16,7 +16,7 @@ import (
 // every's peak resident memory by less than 2 * 16 MiB over that of a run
 // that writes a line.
 func TestOutputTailMemory(t *testing.T) {
-	if raceBuild() {
+	if scripttest.RaceBuild() {
 		t.Skip("the race detector's shadow memory is no measure of every's")
 	}
 	every, err := exec.LookPath("every") // testscript.Main put it on PATH
@@ -47,18 +47,4 @@ func TestOutputTailMemory(t *testing.T) {
 	if limit := int64(2 * runner.MaxOutputTail); grew > limit {
 		t.Errorf("the tail raised every's peak RSS by %d bytes, want at most %d (twice the tail)", grew, limit)
 	}
-}
-
-// raceBuild reports whether the test binary was built with -race.
-func raceBuild() bool {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range info.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/everycli/every/internal/testutil"
 	"github.com/everycli/every/runner"
 )
 
@@ -123,11 +124,11 @@ func TestPIELoopSurvivesDrop(t *testing.T) {
 		t.Skip("builds every with -buildmode=pie")
 	}
 	bin := filepath.Join(t.TempDir(), "every-pie")
-	build := exec.Command("go", "build", "-buildmode=pie", "-o", bin, ".")
+	build := exec.Command("go", "build", "-buildmode=pie", "-o", bin, "github.com/everycli/every")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Skipf("no PIE build here: %v\n%s", err, out)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.WaitBound)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "10ms", "--max-runs", "3", "--no-state", "--no-lock", "-q", "--", "true").CombinedOutput()
 	if err != nil {

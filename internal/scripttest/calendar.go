@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/everycli/every/internal/testutil"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -92,11 +93,11 @@ func waitClockCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: waitclock FILE[+D]")
 	}
 	at := fileTimePlus(ts, args[0])
-	if time.Until(at) > waitBound {
-		ts.Fatalf("waitclock %s: %v is more than %v ahead", args[0], at, waitBound)
+	if time.Until(at) > testutil.WaitBound {
+		ts.Fatalf("waitclock %s: %v is more than %v ahead", args[0], at, testutil.WaitBound)
 	}
-	if !poll(func() bool { return !time.Now().Before(at) }) {
-		ts.Fatalf("the clock did not pass %v within %v", at, waitBound)
+	if !testutil.Eventually(func() bool { return !time.Now().Before(at) }) {
+		ts.Fatalf("the clock did not pass %v within %v", at, testutil.WaitBound)
 	}
 }
 

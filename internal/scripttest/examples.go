@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/everycli/every/internal/testutil"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -15,13 +16,13 @@ import (
 // "--max-runs 1" goes right after "every" (options may stand before the
 // schedule), so a job runs once and every exits with its status; every
 // next runs as it is. With "!", the example must fail (timeout(1)'s 124
-// when it did not end within waitBound is a failure either way).
+// when it did not end within testutil.WaitBound is a failure either way).
 func exampleCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 || (args[0] == "-count") != (len(args) == 2) || len(args) > 2 {
 		ts.Fatalf("usage: example -count N | example K")
 	}
 	ts.Check(ts.Exec("every", "--help"))
-	examples := helpExamples(ts.ReadFile("stdout"))
+	examples := HelpExamples(ts.ReadFile("stdout"))
 	if args[0] == "-count" {
 		noNeg(ts, neg, "example -count")
 		if strconv.Itoa(len(examples)) != args[1] {
@@ -33,15 +34,15 @@ func exampleCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil || k < 1 || k > len(examples) {
 		ts.Fatalf("no example %q among the %d of --help", args[0], len(examples))
 	}
-	argv, err := shellWords(examples[k-1])
+	argv, err := ShellWords(examples[k-1])
 	ts.Check(err)
 	if argv[1] != "next" {
 		argv = slices.Insert(argv, 1, "--max-runs", "1")
 	}
 	ts.Logf("example %d: %q", k, argv)
-	// Bounded all the same: an example that does not end within waitBound
+	// Bounded all the same: an example that does not end within testutil.WaitBound
 	// (a schedule that waits for its slot) fails, killed by timeout(1).
-	bound := strconv.Itoa(int(waitBound.Seconds()))
+	bound := strconv.Itoa(int(testutil.WaitBound.Seconds()))
 	err = ts.Exec("timeout", append([]string{"-k", "5", bound}, argv...)...)
 	switch {
 	case neg && err == nil:

@@ -15,17 +15,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/everycli/every/internal/testutil"
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
 )
 
-// waitBound is how long a script waits for something that should happen in
-// milliseconds: generous, for a loaded 2-core machine.
-const waitBound = 30 * time.Second
-
-// jobMain is the command the scripts schedule. Its flags act in a fixed order:
+// JobMain is the command the scripts schedule. Its flags act in a fixed order:
 // pid files, signal handling, marker files, then sleep, then exit.
-func jobMain() {
+func JobMain() {
 	fs := flag.NewFlagSet("job", flag.ExitOnError)
 	pid := fs.String("pid", "", "write own pid to `FILE`")
 	ppid := fs.String("ppid", "", "write the parent's pid (every's) to `FILE`")
@@ -99,7 +96,7 @@ func jobMain() {
 	}
 	writeFile(*touch, "")
 	if *waitFor != "" && !waitForFile(*waitFor) {
-		fatalf("%s did not appear within %v", *waitFor, waitBound)
+		fatalf("%s did not appear within %v", *waitFor, testutil.WaitBound)
 	}
 	time.Sleep(*sleep)
 	if *mutex != "" {
@@ -110,17 +107,17 @@ func jobMain() {
 	}
 	if *kill != "" {
 		_ = syscall.Kill(os.Getpid(), unix.SignalNum("SIG"+*kill))
-		time.Sleep(waitBound)
+		time.Sleep(testutil.WaitBound)
 	}
 	os.Exit(*code)
 }
 
-// exitStatusMain runs a command with the same stdio and writes how it ended,
+// ExitStatusMain runs a command with the same stdio and writes how it ended,
 // "exit N" or "signal NAME", to a file: testscript itself only tells success
 // from failure.
 // With -log FILE, the command's stderr also goes to FILE as it comes, for
 // waitlog to watch.
-func exitStatusMain() {
+func ExitStatusMain() {
 	fs := flag.NewFlagSet("exitstatus", flag.ExitOnError)
 	logFile := fs.String("log", "", "copy the command's stderr to `FILE`")
 	_ = fs.Parse(os.Args[1:])
@@ -186,24 +183,9 @@ func appendLine(name, line string) {
 	}
 }
 
-// poll calls cond every 5ms until it holds, for at most waitBound, and
-// reports whether it held: the one way tests wait for something to happen.
-func poll(cond func() bool) bool {
-	deadline := time.Now().Add(waitBound)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// waitForFile waits until name exists, for at most waitBound.
+// waitForFile waits until name exists, for at most testutil.WaitBound.
 func waitForFile(name string) bool {
-	return poll(func() bool {
+	return testutil.Eventually(func() bool {
 		_, err := os.Stat(name)
 		return err == nil
 	})
@@ -214,10 +196,10 @@ func fatalf(format string, args ...any) {
 	os.Exit(99)
 }
 
-// parsePid parses a pid file's content. A pid of 0 or less is an error,
+// ParsePid parses a pid file's content. A pid of 0 or less is an error,
 // never a process: kill(2) takes 0 for the caller's process group and -1 for
 // every process it may signal.
-func parsePid(content string) (int, error) {
+func ParsePid(content string) (int, error) {
 	pid, err := strconv.Atoi(strings.TrimSpace(content))
 	if err != nil {
 		return 0, fmt.Errorf("parse pid: %w", err)
@@ -230,7 +212,7 @@ func parsePid(content string) (int, error) {
 
 // readPid reads a pid file written by job.
 func readPid(ts *testscript.TestScript, name string) int {
-	pid, err := parsePid(ts.ReadFile(name))
+	pid, err := ParsePid(ts.ReadFile(name))
 	if err != nil {
 		ts.Fatalf("pid file %s: %v", name, err)
 	}
@@ -238,7 +220,7 @@ func readPid(ts *testscript.TestScript, name string) int {
 }
 
 // alive reports whether pid is a process that has not ended (a zombie has).
-// It fails the script for a pid of 0 or less (see parsePid).
+// It fails the script for a pid of 0 or less (see ParsePid).
 func alive(ts *testscript.TestScript, pid int) bool {
 	if pid <= 0 {
 		ts.Fatalf("alive(%d): not a process", pid)
@@ -255,14 +237,6 @@ func alive(ts *testscript.TestScript, pid int) bool {
 	return !strings.HasPrefix(strings.TrimSpace(string(rest)), "Z")
 }
 
-// noNeg fails a command that has no meaningful negation if the script gives
-// it one: a "!" silently ignored would make the line pass both ways.
-func noNeg(ts *testscript.TestScript, neg bool, name string) {
-	if neg {
-		ts.Fatalf("unsupported: ! %s", name)
-	}
-}
-
 // waitfile FILE...: wait until each file exists.
 func waitFileCmd(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "waitfile")
@@ -271,7 +245,7 @@ func waitFileCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	for _, a := range args {
 		if !waitForFile(ts.MkAbs(a)) {
-			ts.Fatalf("%s did not appear within %v", a, waitBound)
+			ts.Fatalf("%s did not appear within %v", a, testutil.WaitBound)
 		}
 	}
 }
@@ -285,11 +259,11 @@ func waitLinesCmd(ts *testscript.TestScript, neg bool, args []string) {
 	n, err := strconv.Atoi(args[1])
 	ts.Check(err)
 	name := ts.MkAbs(args[0])
-	if !poll(func() bool {
+	if !testutil.Eventually(func() bool {
 		b, _ := os.ReadFile(name)
 		return strings.Count(string(b), "\n") >= n
 	}) {
-		ts.Fatalf("%s did not reach %d lines within %v", args[0], n, waitBound)
+		ts.Fatalf("%s did not reach %d lines within %v", args[0], n, testutil.WaitBound)
 	}
 }
 
@@ -304,11 +278,11 @@ func waitLogCmd(ts *testscript.TestScript, neg bool, args []string) {
 	n, err := strconv.Atoi(args[2])
 	ts.Check(err)
 	name := ts.MkAbs(args[0])
-	if !poll(func() bool {
+	if !testutil.Eventually(func() bool {
 		b, _ := os.ReadFile(name)
 		return len(re.FindAllIndex(b, -1)) >= n
 	}) {
-		ts.Fatalf("%s did not get %d lines matching %s within %v", args[0], n, args[1], waitBound)
+		ts.Fatalf("%s did not get %d lines matching %s within %v", args[0], n, args[1], testutil.WaitBound)
 	}
 }
 
@@ -354,8 +328,8 @@ func goneCmd(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			continue
 		}
-		if !poll(func() bool { return !alive(ts, pid) }) {
-			ts.Fatalf("process %d (%s) still runs after %v", pid, a, waitBound)
+		if !testutil.Eventually(func() bool { return !alive(ts, pid) }) {
+			ts.Fatalf("process %d (%s) still runs after %v", pid, a, testutil.WaitBound)
 		}
 	}
 }

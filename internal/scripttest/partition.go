@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/everycli/every/internal/redistest"
+	"github.com/everycli/every/internal/testutil"
 )
 
 // partition N: N times, host A (an every through a TCP proxy to the
@@ -80,8 +81,8 @@ func partitionOnce(ts *testscript.TestScript, every, redisAddr, dir string, i in
 	wait := func(who string, done <-chan error) {
 		select {
 		case <-done:
-		case <-time.After(waitBound):
-			ts.Fatalf("run %d: %s did not end within %v", i, who, waitBound)
+		case <-time.After(testutil.WaitBound):
+			ts.Fatalf("run %d: %s did not end within %v", i, who, testutil.WaitBound)
 		}
 	}
 
@@ -90,7 +91,7 @@ func partitionOnce(ts *testscript.TestScript, every, redisAddr, dir string, i in
 	_, aErr, aDone := start(proxy.Addr, []string{"--kill-after", "1h"},
 		`trap "" TERM INT; echo $$ > a.pid; exec flock -x held sh -c 'touch a.started; exec sleep 3600'`)
 	if !waitForFile(filepath.Join(dir, "a.started")) {
-		ts.Fatalf("run %d: A's job did not start within %v\n%s", i, waitBound, aErr)
+		ts.Fatalf("run %d: A's job did not start within %v\n%s", i, testutil.WaitBound, aErr)
 	}
 	aPid := readPid(ts, filepath.Join(dir, "a.pid"))
 	// Should the test fail, A's job (its own process group, TERM ignored,
@@ -109,7 +110,7 @@ func partitionOnce(ts *testscript.TestScript, every, redisAddr, dir string, i in
 	ts.Check(err)
 	defer f.Close()
 	var dead time.Time
-	released := poll(func() bool {
+	released := testutil.Eventually(func() bool {
 		if b, err := os.ReadFile(filepath.Join(dir, "overlap")); err == nil {
 			ts.Fatalf("run %d: B's job ran alongside A's: %s\nA:\n%s", i, b, aErr)
 		}
@@ -121,7 +122,7 @@ func partitionOnce(ts *testscript.TestScript, every, redisAddr, dir string, i in
 		return true
 	})
 	if !released {
-		ts.Fatalf("run %d: A's job still holds its lock %v after the partition\nA:\n%s", i, waitBound, aErr)
+		ts.Fatalf("run %d: A's job still holds its lock %v after the partition\nA:\n%s", i, testutil.WaitBound, aErr)
 	}
 	wait("B", bDone)
 	wait("A", aDone)

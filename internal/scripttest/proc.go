@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/everycli/every/internal/testutil"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -45,7 +46,7 @@ func cleanupCmd(ts *testscript.TestScript, neg bool, args []string) {
 			if err != nil {
 				return
 			}
-			if pid, err := parsePid(string(b)); err == nil {
+			if pid, err := ParsePid(string(b)); err == nil {
 				_ = signalOwn(ts, pid, syscall.SIGKILL)
 			}
 		})
@@ -62,8 +63,8 @@ func findPid1Cmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	wd := ts.MkAbs(".")
 	var pid int
-	if !poll(func() bool { pid = findPid1(wd); return pid != 0 }) {
-		ts.Fatalf("no every as PID 1 in %s within %v", wd, waitBound)
+	if !testutil.Eventually(func() bool { pid = findPid1(wd); return pid != 0 }) {
+		ts.Fatalf("no every as PID 1 in %s within %v", wd, testutil.WaitBound)
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strconv.Itoa(pid)), 0o644))
 }
@@ -92,8 +93,8 @@ func noChildrenCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	pid := readPid(ts, args[0])
 	var kids []string
-	if !poll(func() bool { kids = childStates(pid); return len(kids) == 0 }) {
-		ts.Fatalf("process %d still has children after %v: %s", pid, waitBound, strings.Join(kids, ", "))
+	if !testutil.Eventually(func() bool { kids = childStates(pid); return len(kids) == 0 }) {
+		ts.Fatalf("process %d still has children after %v: %s", pid, testutil.WaitBound, strings.Join(kids, ", "))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/everycli/every/internal/redistest"
+	"github.com/everycli/every/internal/testutil"
 )
 
 // scriptTB lets redistest run a server for a script.
@@ -89,7 +90,7 @@ func redisCmd(ts *testscript.TestScript, neg bool, args []string) {
 		if len(rest) == 0 {
 			ts.Fatalf("usage: redis do [-a PASSWORD] CMD...")
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.WaitBound)
 		defer cancel()
 		v, err := srv.Do(ctx, password, rest...)
 		if errors.Is(err, redis.Nil) {

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/everycli/every/internal/testutil"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -88,8 +89,8 @@ func within(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	pid := readPid(ts, args[1])
 	start := time.Now()
-	if !poll(func() bool { return !alive(ts, pid) }) {
-		ts.Fatalf("process %d still runs after %v", pid, waitBound)
+	if !testutil.Eventually(func() bool { return !alive(ts, pid) }) {
+		ts.Fatalf("process %d still runs after %v", pid, testutil.WaitBound)
 	}
 	if took := time.Since(start); took > d {
 		ts.Fatalf("process %d took %v to end, want at most %v", pid, took, d)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/everycli/every/internal/testutil"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -18,8 +19,8 @@ func stoppedCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: stopped PIDFILE")
 	}
 	pid := readPid(ts, args[0])
-	if !poll(func() bool { return processState(ts, pid) == "T" != neg }) {
-		ts.Fatalf("process %d (%s): stopped is not %v within %v", pid, args[0], !neg, waitBound)
+	if !testutil.Eventually(func() bool { return processState(ts, pid) == "T" != neg }) {
+		ts.Fatalf("process %d (%s): stopped is not %v within %v", pid, args[0], !neg, testutil.WaitBound)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/everycli/every/internal/redistest"
+	"github.com/everycli/every/internal/testutil"
 )
 
 // blackhole: a listener that accepts and never answers; sets $HOLE
@@ -86,8 +87,8 @@ func storedown(ts *testscript.TestScript, neg bool, args []string) {
 		select {
 		case t := <-skipped:
 			firsts = append(firsts, t.Sub(started)-startup)
-		case <-time.After(waitBound):
-			ts.Fatalf("run %d: no skip reason=store within %v", i, waitBound)
+		case <-time.After(testutil.WaitBound):
+			ts.Fatalf("run %d: no skip reason=store within %v", i, testutil.WaitBound)
 		}
 		// The next slot comes within 100ms of the skip, and a black hole
 		// keeps its lock call waiting 500ms: from 150 to 450ms after the
@@ -103,8 +104,8 @@ func storedown(ts *testscript.TestScript, neg bool, args []string) {
 			if cmd.ProcessState == nil {
 				ts.Fatalf("run %d: waiting for every: %v", i, err)
 			}
-		case <-time.After(waitBound):
-			ts.Fatalf("run %d: every still runs %v after SIGTERM", i, waitBound)
+		case <-time.After(testutil.WaitBound):
+			ts.Fatalf("run %d: every still runs %v after SIGTERM", i, testutil.WaitBound)
 		}
 		if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
 			ts.Fatalf("run %d: every ended with %v, want killed by SIGTERM\n%s", i, cmd.ProcessState, log.String())

@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/everycli/every/internal/testutil"
+	"github.com/everycli/every/internal/ui"
 )
 
 func TestShown(t *testing.T) {
@@ -38,8 +41,8 @@ func TestShown(t *testing.T) {
 
 func TestEscaped(t *testing.T) {
 	for in, want := range map[string]string{
-		`cannot read state of job "x": open sd/x.json: is a FIFO`: `cannot read state of job "x": open sd/x.json: is a FIFO`,
-		"open sd/\x1b[2J.json: is a FIFO":                         `open sd/\x1b[2J.json: is a FIFO`,
+		`cannot read state of job "x": open sd/x.JSON: is a FIFO`: `cannot read state of job "x": open sd/x.JSON: is a FIFO`,
+		"open sd/\x1b[2J.JSON: is a FIFO":                         `open sd/\x1b[2J.JSON: is a FIFO`,
 		"line\nbreak\r":                                           `line\nbreak\r`,
 		"bad\xffbyte":                                             `bad\xffbyte`,
 		"Zürich \u202e":                                           `Zürich \u202e`,
@@ -80,45 +83,6 @@ func TestPerfLabel(t *testing.T) {
 	}
 }
 
-func TestNagiosAsked(t *testing.T) {
-	noEnv := func(string) string { return "" }
-	for _, tc := range []struct {
-		args []string
-		env  string // EVERY_NAGIOS
-		want bool
-	}{
-		{[]string{"status", "--nagios", "--bogus"}, "", true},
-		{[]string{"status", "--bogus", "--nagios"}, "", true},
-		{[]string{"status", "-nagios"}, "", true},
-		{[]string{"status", "--nagios=true", "--max-age", "x"}, "", true},
-		{[]string{"status", "--nagios=maybe"}, "", true},
-		{[]string{"status", "--nagios=false", "--bogus"}, "", false},
-		{[]string{"--state-dir", "d", "status", "--nagios"}, "", true},
-		{[]string{"--nagios", "status", "--max-age", "1h"}, "", true}, // misplaced: a usage error, in the plugin's line
-		{[]string{"--state-dir", "status", "status", "--nagios"}, "", true},
-		{[]string{"status", "--state-dir", "--nagios", "x"}, "", false}, // a directory named --nagios
-		{[]string{"status", "--", "--nagios"}, "", false},               // a job named --nagios
-		{[]string{"status", "--bogus"}, "", false},
-		{[]string{"status", "--bogus"}, "1", true},
-		{[]string{"status", "--bogus"}, "false", false},
-		{[]string{"status", "--nagios=false"}, "1", false},
-		{[]string{"1s", "--", "status", "--nagios"}, "", false}, // a command named status
-		{[]string{"1s", "status", "--nagios"}, "", false},
-		{[]string{"next", "--nagios"}, "", false},
-		{nil, "1", false},
-	} {
-		env := func(name string) string {
-			if name == "EVERY_NAGIOS" {
-				return tc.env
-			}
-			return noEnv(name)
-		}
-		if got := nagiosAsked(tc.args, env); got != tc.want {
-			t.Errorf("nagiosAsked(%q, EVERY_NAGIOS=%q) = %v, want %v", tc.args, tc.env, got, tc.want)
-		}
-	}
-}
-
 // manyJobs is a listing of n jobs, of which the first stale succeeded
 // three hours ago and the others a minute ago, all with an every alive.
 func manyJobs(n, stale int, now time.Time) listing {
@@ -139,7 +103,7 @@ func manyJobs(n, stale int, now time.Time) listing {
 // a count.
 func TestNagiosLineBounded(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	ss := statusSettings{nagios: true, maxAge: time.Hour, warnAge: 30 * time.Minute}
+	ss := Settings{Nagios: true, MaxAge: time.Hour, WarnAge: 30 * time.Minute}
 	for _, tc := range []struct {
 		name        string
 		n, stale    int
@@ -225,7 +189,7 @@ func TestStatusOutputErrors(t *testing.T) {
 	}
 	run := func(t *testing.T, stdout *os.File, args []string) (int, string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.WaitBound)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "every", args...)
 		var stderr bytes.Buffer
@@ -249,7 +213,7 @@ func TestStatusOutputErrors(t *testing.T) {
 	for _, args := range commands {
 		t.Run(strings.ReplaceAll(strings.Join(args, " "), dir, "DIR"), func(t *testing.T) {
 			code, stderr := run(t, full, args)
-			if code != exitIOErr || !strings.HasSuffix(stderr, "every: cannot write to stdout: no space left on device\n") {
+			if code != ui.ExitIOErr || !strings.HasSuffix(stderr, "every: cannot write to stdout: no space left on device\n") {
 				t.Errorf("every %q > /dev/full: exit %d, stderr %q; want exit 74 and the line", args, code, stderr)
 			}
 			// A pipe whose reader is gone: EPIPE on the first write.
@@ -260,8 +224,75 @@ func TestStatusOutputErrors(t *testing.T) {
 			r.Close()
 			code, stderr = run(t, w, args)
 			w.Close()
-			if code != exitPipe || strings.Contains(stderr, "stdout") {
-				t.Errorf("every %q | (gone): exit %d, stderr %q; want exit %d and nothing said of it", args, code, stderr, exitPipe)
+			if code != ui.ExitPipe || strings.Contains(stderr, "stdout") {
+				t.Errorf("every %q | (gone): exit %d, stderr %q; want exit %d and nothing said of it", args, code, stderr, ui.ExitPipe)
+			}
+		})
+	}
+}
+
+func TestShort(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		12 * time.Second:                                   "12s",
+		2*time.Hour + 3*time.Minute:                        "2h3m",
+		2*time.Hour + 3*time.Minute + 400*time.Millisecond: "2h3m",
+		time.Hour:                 "1h",
+		90 * time.Minute:          "1h30m",
+		10 * time.Minute:          "10m",
+		time.Hour + 5*time.Second: "1h0m5s",
+		250 * time.Millisecond:    "250ms",
+	} {
+		if got := short(d); got != want {
+			t.Errorf("short(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestJudge(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
+	probe := Settings{MaxAge: time.Hour}
+	nagios := Settings{MaxAge: time.Hour, WarnAge: 30 * time.Minute, Nagios: true}
+	lenient := Settings{MaxAge: time.Hour, AllowInactive: true}
+	for _, tc := range []struct {
+		name string
+		j    jobStatus
+		ss   Settings
+		want health
+		why  string
+	}{
+		{"fresh and active", jobStatus{LastSuccess: ago(time.Minute), Active: true}, probe, healthy, ""},
+		{"exactly max-age", jobStatus{LastSuccess: ago(time.Hour), Active: true}, probe, healthy, ""},
+		{"just older", jobStatus{LastSuccess: ago(time.Hour + time.Second), Active: true}, probe, critical,
+			"last success 1h0m1s ago, older than 1h"},
+		{"older by less than shows", jobStatus{LastSuccess: ago(time.Hour + 300*time.Millisecond), Active: true}, probe, critical,
+			"last success 1h0m0.3s ago, older than 1h"},
+		{"never", jobStatus{Active: true}, probe, critical, "never succeeded"},
+		{"inactive", jobStatus{LastSuccess: ago(time.Minute)}, probe, critical, "no every running for it"},
+		{"inactive allowed", jobStatus{LastSuccess: ago(time.Minute)}, lenient, healthy, ""},
+		{"old and inactive", jobStatus{LastSuccess: ago(2 * time.Hour)}, probe, critical,
+			"last success 2h ago, older than 1h; no every running for it"},
+		{"failing within max-age passes the probe", jobStatus{LastSuccess: ago(time.Minute), Active: true, LastResult: "failure", LastExitCode: 3}, probe, healthy, ""},
+		{"failing is critical for nagios", jobStatus{LastSuccess: ago(time.Minute), Active: true, LastResult: "failure", LastExitCode: 3}, nagios, critical,
+			"last run failure (3)"},
+		{"warn-age", jobStatus{LastSuccess: ago(45 * time.Minute), Active: true, LastResult: "success"}, nagios, warning,
+			"last success 45m ago, older than 30m"},
+		{"warn-age and inactive", jobStatus{LastSuccess: ago(45 * time.Minute), LastResult: "success"}, nagios, critical,
+			"last success 45m ago, older than 30m; no every running for it"},
+		{"a success in the future is fresh", jobStatus{LastSuccess: ago(-time.Minute), Active: true}, probe, healthy, ""},
+		// Not run yet (no state; its every holds the marker).
+		{"first slot to come", jobStatus{pending: true, Active: true, FirstSlot: ago(-5 * time.Minute)}, probe, healthy, ""},
+		{"first slot not known yet", jobStatus{pending: true, Active: true}, probe, healthy, ""},
+		{"first slot passed within max-age", jobStatus{pending: true, Active: true, FirstSlot: ago(10 * time.Minute)}, probe, healthy, ""},
+		{"first slot older than max-age", jobStatus{pending: true, Active: true, FirstSlot: ago(2 * time.Hour)}, probe, critical,
+			"not run yet, first slot 2h ago, older than 1h"},
+		{"first slot older than warn-age", jobStatus{pending: true, Active: true, FirstSlot: ago(45 * time.Minute)}, nagios, warning,
+			"not run yet, first slot 45m ago, older than 30m"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, why := judge(tc.j, tc.ss, now)
+			if h != tc.want || strings.Join(why, "; ") != tc.why {
+				t.Errorf("judge = %v %q, want %v %q", h, strings.Join(why, "; "), tc.want, tc.why)
 			}
 		})
 	}
