@@ -109,7 +109,9 @@ func fleetStore(st Settings, cfg *runner.Config) error {
 		return errors.New(fleet.NoPassword(fatal.Error(), raw))
 	}
 	if transient != nil {
-		cfg.Logger.Warn("store unreachable at start; slots are skipped until it answers", "event", "state_error", "error", fleet.NoPassword(transient.Error(), raw))
+		// The event of a store down at a slot (SPEC sections 8 and 11), said
+		// at once: a first slot hours away would otherwise be silent about it.
+		cfg.Logger.Warn("store unreachable at start; slots are skipped until it answers", "event", "skip", "reason", "store", "error", fleet.NoPassword(transient.Error(), raw))
 	}
 	if !st.NoLock {
 		// The command must be dead before the lease can expire: a grace that

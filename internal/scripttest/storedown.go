@@ -75,7 +75,8 @@ func storedown(ts *testscript.TestScript, neg bool, args []string) {
 			sc := bufio.NewScanner(stderr)
 			for sc.Scan() {
 				log.WriteString(sc.Text() + "\n")
-				if strings.Contains(sc.Text(), "reason=store") {
+				// A slot's skip, not the start-up's line (which has no count).
+				if strings.Contains(sc.Text(), "reason=store count=") {
 					select {
 					case skipped <- time.Now():
 					default:
