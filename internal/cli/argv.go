@@ -89,18 +89,24 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 	if inv.help || inv.version {
 		return inv, nil
 	}
+	return inv, checkRun(inv, afterSchedule)
+}
+
+// checkRun checks that a run's argv has its schedule, as one argument, and
+// its command. afterSchedule is argv from the schedule on.
+func checkRun(inv invocation, afterSchedule []string) error {
 	if inv.schedule != "" && mayBeCron(inv.schedule) {
 		if expr, globbed, ok := unquotedCron(afterSchedule, dirNames()); ok {
-			return inv, ui.Usagef("bad schedule: a cron expression is one argument; quote it: every '%s' -- CMD%s", expr, globNote(globbed))
+			return ui.Usagef("bad schedule: a cron expression is one argument; quote it: every '%s' -- CMD%s", expr, globNote(globbed))
 		}
 	}
 	if inv.schedule == "" {
-		return inv, ui.Usagef("missing schedule; try: every 90s -- COMMAND")
+		return ui.Usagef("missing schedule; try: every 90s -- COMMAND")
 	}
 	if len(inv.command) == 0 {
-		return inv, ui.Usagef("missing command after schedule %q; try: every %s -- COMMAND", inv.schedule, inv.schedule)
+		return ui.Usagef("missing command after schedule %q; try: every %s -- COMMAND", inv.schedule, inv.schedule)
 	}
-	return inv, nil
+	return nil
 }
 
 // splitSub gathers the options of every status, every next or every

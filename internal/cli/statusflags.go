@@ -22,7 +22,7 @@ func statusConfig(c *cli.Context, inv invocation) (status.Settings, error) {
 			continue
 		}
 		if *d.to = o.duration(d.name); o.err == nil && *d.to == 0 {
-			o.err = ui.BadFlag(o.label(d.name), o.get(d.name), "give an age", "such as 1h")
+			o.err = ui.BadFlag(o.label(d.name), o.get(d.name), "give an age such as 1h", "")
 		}
 	}
 	switch {

@@ -33,40 +33,7 @@ const nagiosItemMax = 400
 // performance data keeps the jobs that are not OK, then the oldest, and
 // says how many it has.
 func nagiosCheck(l listing, ss Settings, now time.Time, stdout io.Writer) int {
-	type item struct {
-		h    health
-		name string
-		text string
-	}
-	var items []item
-	for _, p := range l.problems {
-		if p.name == "" {
-			items = append(items, item{unknown, "", p.err.Error()})
-		} else {
-			items = append(items, item{unknown, p.name, "job " + shown(p.name) + ": " + p.what})
-		}
-	}
-	var perf []perfItem
-	var oldest time.Duration
-	succeeded := 0
-	warn := ""
-	if ss.WarnAge > 0 {
-		warn = seconds(ss.WarnAge)
-	}
-	for _, j := range l.jobs {
-		h, why := judge(j, ss, now)
-		if h != healthy {
-			items = append(items, item{h, j.Name, "job " + shown(j.Name) + ": " + strings.Join(why, ", ")})
-		}
-		if j.LastSuccess == nil {
-			continue // no age to give: the text says "never succeeded"
-		}
-		succeeded++
-		a := age(j, now)
-		oldest = max(oldest, a)
-		perf = append(perf, perfItem{h, a, j.Name,
-			fmt.Sprintf("%s=%ss;%s;%s;0", perfLabel(j.Name), seconds(a), warn, seconds(ss.MaxAge))})
-	}
+	items, perf, oldest, succeeded := nagiosJudged(l, ss, now)
 	worst := healthy
 	for _, it := range items {
 		if it.h.worse(worst) {
@@ -76,23 +43,7 @@ func nagiosCheck(l listing, ss Settings, now time.Time, stdout io.Writer) int {
 	var text string
 	switch {
 	case len(items) > 0:
-		slices.SortStableFunc(items, func(a, b item) int {
-			return cmp.Or(worstFirst(a.h, b.h), strings.Compare(a.name, b.name))
-		})
-		var b strings.Builder
-		for i, it := range items {
-			t := cut(it.text, nagiosItemMax)
-			more := fmt.Sprintf("; and %d more", len(items)-i)
-			if i > 0 && b.Len()+2+len(t)+len(more) > nagiosTextMax {
-				b.WriteString(more)
-				break
-			}
-			if i > 0 {
-				b.WriteString("; ")
-			}
-			b.WriteString(t)
-		}
-		text = b.String()
+		text = nagiosText(items)
 	case len(l.jobs) == 0:
 		worst, text = unknown, "no jobs in "+l.where
 	case succeeded == 0 && len(l.jobs) == 1:
@@ -116,6 +67,67 @@ func nagiosCheck(l listing, ss Settings, now time.Time, stdout io.Writer) int {
 	}
 	fmt.Fprintln(stdout, line)
 	return int(worst)
+}
+
+// nagiosItem is a job that is not OK, or a problem, for --nagios's text.
+type nagiosItem struct {
+	h    health
+	name string
+	text string
+}
+
+// nagiosJudged judges each job and problem of l: the items that are not
+// OK, the performance data of the jobs that succeeded once, the oldest of
+// their ages, and how many they are.
+func nagiosJudged(l listing, ss Settings, now time.Time) (items []nagiosItem, perf []perfItem, oldest time.Duration, succeeded int) {
+	for _, p := range l.problems {
+		if p.name == "" {
+			items = append(items, nagiosItem{unknown, "", p.err.Error()})
+		} else {
+			items = append(items, nagiosItem{unknown, p.name, "job " + shown(p.name) + ": " + p.what})
+		}
+	}
+	warn := ""
+	if ss.WarnAge > 0 {
+		warn = seconds(ss.WarnAge)
+	}
+	for _, j := range l.jobs {
+		h, why := judge(j, ss, now)
+		if h != healthy {
+			items = append(items, nagiosItem{h, j.Name, "job " + shown(j.Name) + ": " + strings.Join(why, ", ")})
+		}
+		if j.LastSuccess == nil {
+			continue // no age to give: the text says "never succeeded"
+		}
+		succeeded++
+		a := age(j, now)
+		oldest = max(oldest, a)
+		perf = append(perf, perfItem{h, a, j.Name,
+			fmt.Sprintf("%s=%ss;%s;%s;0", perfLabel(j.Name), seconds(a), warn, seconds(ss.MaxAge))})
+	}
+	return items, perf, oldest, succeeded
+}
+
+// nagiosText names the items, worst first, within nagiosTextMax: each cut
+// to nagiosItemMax, and how many more there are where they stop.
+func nagiosText(items []nagiosItem) string {
+	slices.SortStableFunc(items, func(a, b nagiosItem) int {
+		return cmp.Or(worstFirst(a.h, b.h), strings.Compare(a.name, b.name))
+	})
+	var b strings.Builder
+	for i, it := range items {
+		t := cut(it.text, nagiosItemMax)
+		more := fmt.Sprintf("; and %d more", len(items)-i)
+		if i > 0 && b.Len()+2+len(t)+len(more) > nagiosTextMax {
+			b.WriteString(more)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(t)
+	}
+	return b.String()
 }
 
 // perfItem is one job's performance data for --nagios, with what decides
