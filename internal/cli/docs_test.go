@@ -23,7 +23,8 @@ import (
 )
 
 // updateDocs rewrites the committed man page, reference and completion
-// scripts from the code: go test -run TestDocsUpToDate -update . (or EVERY_UPDATE_DOCS=1).
+// scripts from the code: go test -run TestDocsUpToDate ./internal/cli -update
+// (or EVERY_UPDATE_DOCS=1 in the environment), as shfmt updates its golden files.
 var updateDocs = flag.Bool("update", false, "rewrite docs/every.1, docs/REFERENCE.md and completions/ from the flag definitions")
 
 // generatedDocs are the committed files that the code generates.
@@ -57,10 +58,10 @@ func TestDocsUpToDate(t *testing.T) {
 		}
 		committed, err := os.ReadFile(d.path)
 		if err != nil {
-			t.Fatalf("%v; generate it with EVERY_UPDATE_DOCS=1 go test -run TestDocsUpToDate .", err)
+			t.Fatalf("%v; generate it with go test -run TestDocsUpToDate ./internal/cli -update", err)
 		}
 		if !bytes.Equal(committed, b.Bytes()) {
-			t.Errorf("%s is not what the flag definitions make; regenerate it with EVERY_UPDATE_DOCS=1 go test -run TestDocsUpToDate . (diff: %s)", d.path, testutil.FirstDiff(committed, b.Bytes()))
+			t.Errorf("%s is not what the flag definitions make; regenerate it with go test -run TestDocsUpToDate ./internal/cli -update (diff: %s)", d.path, testutil.FirstDiff(committed, b.Bytes()))
 		}
 	}
 }
