@@ -1,0 +1,11 @@
+package fleet
+
+import (
+	"testing"
+
+	"github.com/everycli/every/internal/scripttest"
+)
+
+// TestMain puts every and the scripts' job on PATH, for the tests that run
+// them as a user does.
+func TestMain(m *testing.M) { scripttest.Main(m) }

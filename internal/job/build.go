@@ -1,0 +1,108 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/everycli/every/internal/ui"
+	"github.com/everycli/every/runner"
+)
+
+// Run starts the job of st and runs its loop until it ends: every's exit
+// status (SPEC section 7), or the signal to exit by. What cannot start is
+// one line on stderr.
+func Run(st Settings, stderr io.Writer) (int, os.Signal) {
+	cfg, flush, err := Build(st, stderr)
+	if err != nil {
+		ui.Report(stderr, err)
+		return startCode(err), nil
+	}
+	defer flush()
+	return exitStatus(runner.Loop(context.Background(), cfg), stderr)
+}
+
+// startError is a start-up failure whose exit status is not 73: the
+// command that cannot be run (126 or 127, as a shell says).
+type startError struct {
+	code int
+	err  error
+}
+
+func (e startError) Error() string { return e.err.Error() }
+func (e startError) Unwrap() error { return e.err }
+
+// startCode is the exit status of a failed start: 2 for bad usage found
+// only now (two paths naming one file), the command's own 126 or 127, else
+// 73: the job's files or store cannot be used.
+func startCode(err error) int {
+	var se startError
+	switch {
+	case errors.As(err, new(ui.UsageError)):
+		return ui.ExitUsage
+	case errors.As(err, &se):
+		return se.code
+	}
+	return ui.ExitCantCreate
+}
+
+// Build makes the loop's whole configuration from st, the one place that
+// does: it finds the command, sets up and checks the job's files or its
+// fleet store, its observers and the active marker, and the runtime's
+// tuning, and catches the signals the loop handles. done flushes what the
+// observers have left to send. Nothing has run when it fails.
+func Build(st Settings, stderr io.Writer) (cfg runner.Config, done func(), err error) {
+	cfg = st.Loop
+	cfg.Logger = newLogger(stderr, st.LogFormat, st.LogLevel, st.Quiet).With("job", cfg.Name)
+	path, err := runner.LookPath(cfg.Command[0])
+	if err != nil {
+		return cfg, nil, startError{runner.StartErrorCode(err), fmt.Errorf("cannot run %q: %w", cfg.Command[0], errors.Unwrap(err))}
+	}
+	cfg.Host, _ = os.Hostname()
+	cfg.PID = os.Getpid()
+	mark, err := jobFiles(st, &cfg, path)
+	if err != nil {
+		return cfg, nil, err
+	}
+	obs, done, err := observers(st, &cfg)
+	if err != nil {
+		return cfg, nil, err
+	}
+	// The active marker is told with the others, last.
+	switch {
+	case obs != nil && mark != nil:
+		cfg.Observer = runner.Observers{obs, mark}
+	case obs != nil:
+		cfg.Observer = obs
+	case mark != nil:
+		cfg.Observer = mark
+	}
+	signals := make(chan os.Signal, 8)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	cfg.Signals = signals
+	sleeper(&cfg, os.Getenv)
+	return cfg, done, nil
+}
+
+// exitStatus turns the end of the loop into every's exit status (SPEC
+// section 7), or the signal to exit by.
+func exitStatus(end runner.Exit, stderr io.Writer) (int, os.Signal) {
+	switch end.Reason {
+	case runner.Stopped:
+		return 0, end.Signal
+	case runner.MaxRuns:
+		return end.Last.ExitCode, nil
+	case runner.MaxFailures:
+		return ui.ExitMaxFailures, nil
+	case runner.LockBusy:
+		return ui.ExitLockBusy, nil
+	case runner.SlotDone:
+		return 0, nil // a one-shot whose slot another run took care of
+	}
+	ui.Report(stderr, fmt.Errorf("internal error: loop ended for no known reason %d", end.Reason))
+	return ui.ExitInternal, nil
+}

@@ -1,0 +1,139 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/everycli/every/internal/fleet"
+	"github.com/everycli/every/internal/ui"
+	"github.com/everycli/every/lock"
+	"github.com/everycli/every/runner"
+	"github.com/everycli/every/state"
+)
+
+// jobFiles sets up the job's state and lock, creating the state directory
+// 0700 if need be, and checks that they can be written: a failure here is
+// exit 73, before anything runs. It returns the job's active marker, to be
+// told of the first slot; nil for none. commandPath is the command's
+// executable, which the metrics file may not name.
+func jobFiles(st Settings, cfg *runner.Config, commandPath string) (runner.Observer, error) {
+	statePath, lockPath, err := jobPaths(st, cfg.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := ownFiles(st, statePath, lockPath, commandPath); err != nil {
+		return nil, err
+	}
+	if st.Store != "" {
+		return nil, fleetStore(st, cfg)
+	}
+	if statePath != "" {
+		sf := state.File{Path: statePath, Period: period(cfg)}
+		if err := sf.CheckWritable(); errors.Is(err, state.ErrNotRecord) {
+			return nil, fmt.Errorf("cannot write state file %q: it holds something other than a state record, which every would replace; choose another --state, or --no-state", statePath)
+		} else if errors.Is(err, state.ErrNotRegular) {
+			return nil, fmt.Errorf("cannot write state file %q: %w; remove it, or choose --state or --no-state", statePath, ui.UnwrapPath(err))
+		} else if err != nil {
+			return nil, fmt.Errorf("cannot write state file %q: %w; fix the directory's permissions, or choose --state-dir, --state or --no-state", statePath, ui.UnwrapPath(err))
+		}
+		cfg.Store = sf
+	}
+	if lockPath != "" {
+		if err := lock.Check(lockPath); errors.Is(err, lock.ErrNotRegular) {
+			return nil, fmt.Errorf("cannot create lock file %q: %w; remove it, or choose --lock or --no-lock", lockPath, ui.UnwrapPath(err))
+		} else if err != nil {
+			return nil, fmt.Errorf("cannot create lock file %q: %w; fix the directory's permissions, or choose --state-dir, --lock or --no-lock", lockPath, ui.UnwrapPath(err))
+		}
+		cfg.Lock = &lock.File{Path: lockPath}
+	}
+	if statePath == "" {
+		return nil, nil
+	}
+	// Held until every exits, however it exits: every status's ACTIVE
+	// (active.go). Last, once nothing else here can fail. A marker that
+	// cannot be held costs the job nothing but that column: said, not
+	// fatal; but one of another user's is never trusted (SPEC section 8).
+	path := MarkerPath(statePath)
+	m, err := holdActive(path, MarkerInfo{Name: cfg.Name, Schedule: cfg.Schedule, PID: cfg.PID, Host: cfg.Host})
+	switch {
+	case errors.Is(err, errForeignMarker):
+		return nil, fmt.Errorf("cannot mark the job active in %q: %w; remove it, or choose --state-dir or --state", path, ui.UnwrapPath(err))
+	case err != nil:
+		cfg.Logger.Warn("cannot mark the job active: every status will show it inactive", "event", "state_error", "error", err)
+		return nil, nil
+	}
+	return m, nil
+}
+
+// sameFile reports whether two paths name one file: the same path once
+// made absolute and its directory's links followed (the files may not
+// exist yet), or, where both exist, the same inode.
+func sameFile(a, b string) bool {
+	if ra, rb := resolved(a), resolved(b); ra != "" && ra == rb {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// resolved is path made absolute, with the links in its directory
+// followed; "" if it cannot be made absolute.
+func resolved(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
+}
+
+// fleetStore puts the job's lock and state in the fleet's store, Redis or
+// etcd. A malformed URL is a usage error; credentials or TLS that the store
+// refuses are fatal at start-up (73); a store that does not answer yet is
+// not: its slots are skipped until it does.
+func fleetStore(st Settings, cfg *runner.Config) error {
+	raw := st.Store
+	f, err := fleet.Open(raw)
+	if err != nil {
+		return err
+	}
+	fatal, transient := f.Check(context.Background())
+	if fatal != nil {
+		return errors.New(fleet.NoPassword(fatal.Error(), raw))
+	}
+	if transient != nil {
+		// The event of a store down at a slot (SPEC sections 8 and 11), said
+		// at once: a first slot hours away would otherwise be silent about it.
+		cfg.Logger.Warn("store unreachable at start; slots are skipped until it answers", "event", "skip", "reason", "store", "error", fleet.NoPassword(transient.Error(), raw))
+	}
+	ttl := f.LeaseTTL(st.LockTTL)
+	if !st.NoLock {
+		if ttl != st.LockTTL {
+			cfg.Logger.Info("etcd leases are whole seconds, at least 2: --lock-ttl rounded up", "lock_ttl", st.LockTTL.String(), "lease_ttl", ttl.String())
+		}
+		// The command must be dead before the lease can expire: a grace that
+		// cannot fit inside the TTL is shortened. (A lost lease kills at
+		// TTL minus the margin whatever the grace; this keeps the two apart.)
+		cfg.KillAfter = min(cfg.KillAfter, ttl-lock.Margin(ttl))
+	}
+	// With both in the store, one session is the lock and the store: the
+	// record comes with the lock, and the run's writes are fenced by it.
+	cfg.Lock, cfg.Store = f.Job(cfg.Name, cfg.Host, ttl, period(cfg), !st.NoLock, !st.NoState)
+	return nil
+}
+
+// period is the job's period, for the sanity check of its record: the
+// interval, or, for a calendar schedule, the span to the slot after next.
+func period(cfg *runner.Config) time.Duration {
+	if cfg.Calendar != nil {
+		return PeriodOf(cfg.Calendar, time.Now())
+	}
+	return cfg.Interval
+}

@@ -1,0 +1,286 @@
+package status
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/everycli/every/internal/fleet"
+	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/pid"
+	"github.com/everycli/every/internal/ui"
+	"github.com/everycli/every/schedule"
+	"github.com/everycli/every/state"
+)
+
+// list reads the jobs of the state directory or the fleet's Redis, or the
+// named ones. Its error is a usage error (a bad --store URL); what it
+// cannot read is among its problems.
+func list(ss Settings, now time.Time) (listing, error) {
+	var l listing
+	l.host, _ = os.Hostname()
+	var (
+		found  []foundJob
+		active func(foundJob) (bool, error)
+	)
+	if raw := ss.Store; raw != "" {
+		f, err := fleet.Open(raw)
+		if err != nil {
+			return l, err
+		}
+		l.where = f.Server()
+		records, problems, err := fleetRecords(f, ss.Names)
+		l.problems = problems
+		if err != nil {
+			l.problems = append(l.problems, problem{err: fmt.Errorf("cannot list jobs in %s at %s: %v", f.Kind(), f.Server(), err)})
+		}
+		for _, rec := range records {
+			found = append(found, foundJob{rec: rec})
+		}
+		active = func(j foundJob) (bool, error) { return fleetActive(f, j.rec.Name) }
+	} else {
+		dir, err := job.StateDir(ss.StateDir)
+		if err != nil {
+			return l, err
+		}
+		l.where = dir
+		found, l.problems = readJobs(dir, ss.Names, now)
+		active = func(j foundJob) (bool, error) {
+			// The marker beside the file the record came from, whatever the
+			// job's name; and only one of the state's owner.
+			on, _, err := job.ProbeActive(job.MarkerPath(j.path), func(uid uint32) bool { return uid == j.uid })
+			return on, err
+		}
+	}
+	for _, f := range found {
+		if f.rec == nil {
+			l.jobs = append(l.jobs, describePending(f.key, f.mark))
+			continue
+		}
+		rec := f.rec
+		// An absurd record (a hostile or damaged one) is reported, not shown.
+		var period time.Duration // 0 if not known
+		if s, err := job.Recorded(rec.Schedule); err == nil {
+			period = job.PeriodOf(s, now)
+		}
+		if err := rec.Sane(now, period); err != nil {
+			l.problems = append(l.problems, problem{rec.Name, "state cannot be used",
+				fmt.Errorf("state of job %q cannot be used: %v", rec.Name, err)})
+			continue
+		}
+		on, err := active(f)
+		if err != nil {
+			l.problems = append(l.problems, problem{rec.Name, "cannot tell whether an every runs for it",
+				fmt.Errorf("cannot tell whether job %q is active: %v", rec.Name, err)})
+			continue
+		}
+		l.jobs = append(l.jobs, describeJob(rec, l.host, now, on))
+	}
+	return l, nil
+}
+
+// foundJob is a job every status found: its record and the file it came
+// from, or, for a job whose every is alive but has not run it yet (no
+// state), what its marker says.
+type foundJob struct {
+	key  string        // NAME of NAME.json: what every status NAME looks for
+	rec  *state.Record // nil: no state yet (mark says what there is)
+	path string        // the state file; its marker is beside it
+	uid  uint32        // the state file's owner, the one its marker must have
+	mark job.MarkerInfo
+}
+
+// readJobs reads the jobs of dir, or the named ones only: the records of
+// NAME.json, and the jobs with no state yet whose every holds NAME.json's
+// marker. A directory that cannot be read, a name without a record or a
+// live every, or a record that cannot be read (not a regular file,
+// corrupt) is a problem. Nothing here can block: entries that are not
+// regular files are never opened.
+func readJobs(dir string, names []string, now time.Time) ([]foundJob, []problem) {
+	fi, err := os.Stat(dir)
+	if err == nil && !fi.IsDir() {
+		err = errors.New("not a directory")
+	}
+	if err != nil {
+		return nil, []problem{{err: fmt.Errorf("cannot list jobs in state directory %q: %v; check --state-dir", dir, ui.UnwrapPath(err))}}
+	}
+	// A marker with no state beside it is trusted when it is this user's,
+	// or the directory owner's: in a shared directory, nobody else's.
+	trustPending := func(uid uint32) bool {
+		return uid == uint32(os.Geteuid()) || uid == ownerOf(fi)
+	}
+	var (
+		jobs     []foundJob
+		problems []problem
+	)
+	if len(names) == 0 {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, []problem{{err: fmt.Errorf("cannot list jobs in state directory %q: %v", dir, ui.UnwrapPath(err))}}
+		}
+		states, markers := jobFileNames(entries)
+		for _, name := range markers {
+			// A marker nobody holds is left over: no job to show.
+			on, info, err := job.ProbeActive(filepath.Join(dir, name+".json"+job.MarkerSuffix), trustPending)
+			if err == nil && on {
+				jobs = append(jobs, foundJob{key: name, mark: info})
+			}
+		}
+		names = states
+	}
+	for _, name := range names {
+		path := filepath.Join(dir, name+".json")
+		rec, err := state.File{Path: path}.Read(now)
+		if errors.Is(err, fs.ErrNotExist) {
+			// No state yet: a job whose every is alive has not run.
+			on, info, perr := job.ProbeActive(job.MarkerPath(path), trustPending)
+			switch {
+			case perr != nil:
+				problems = append(problems, problem{name, "cannot tell whether an every runs for it",
+					fmt.Errorf("no state for job %q in %s, and cannot tell whether it is active: %v", name, dir, perr)})
+			case on:
+				jobs = append(jobs, foundJob{key: name, mark: info})
+			default:
+				problems = append(problems, problem{name, "no state",
+					fmt.Errorf("no state for job %q in %s: %v", name, dir, ui.UnwrapPath(err))})
+			}
+			continue
+		}
+		if err != nil {
+			problems = append(problems, problem{name, "state cannot be read",
+				fmt.Errorf("cannot read state of job %q: %v", name, err)})
+			continue
+		}
+		j := foundJob{key: name, rec: rec, path: path, uid: math.MaxUint32}
+		if fi, err := os.Lstat(path); err == nil {
+			j.uid = ownerOf(fi)
+		}
+		jobs = append(jobs, j)
+	}
+	slices.SortStableFunc(jobs, func(a, b foundJob) int { return strings.Compare(a.key, b.key) })
+	return jobs, problems
+}
+
+// ownerOf is the owner of a file; none (an impossible uid) where the
+// system does not say.
+func ownerOf(fi fs.FileInfo) uint32 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Uid
+	}
+	return math.MaxUint32
+}
+
+// fleetRecords reads the records of a fleet's store, or of the named jobs.
+func fleetRecords(f fleet.Store, names []string) ([]*state.Record, []problem, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	all, err := f.Records(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	slices.SortFunc(all, func(a, b *state.Record) int { return strings.Compare(a.Name, b.Name) })
+	if len(names) == 0 {
+		return all, nil, nil
+	}
+	var (
+		records  []*state.Record
+		problems []problem
+	)
+	for _, name := range names {
+		i := slices.IndexFunc(all, func(r *state.Record) bool { return r.Name == name })
+		if i < 0 {
+			problems = append(problems, problem{name, "no state", fmt.Errorf("no state for job %q in %s at %s", name, f.Kind(), f.Server())})
+			continue
+		}
+		records = append(records, all[i])
+	}
+	return records, problems, nil
+}
+
+// fleetActive reports whether a fleet job's lock is held now
+// (fleet.Store.LockHeld says what that tells).
+func fleetActive(f fleet.Store, name string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return f.LockHeld(ctx, name)
+}
+
+// describeJob is what every status shows of a record; active is whether an
+// every holds the job's marker (or, in a fleet, its lock).
+func describeJob(rec *state.Record, host string, now time.Time, active bool) jobStatus {
+	j := jobStatus{
+		Name:                rec.Name,
+		Schedule:            rec.Schedule,
+		LastResult:          rec.LastResult,
+		LastExitCode:        rec.LastExitCode,
+		ConsecutiveFailures: rec.ConsecutiveFailures,
+		Active:              active,
+	}
+	if !rec.LastRun.IsZero() {
+		t := rec.LastRun.UTC()
+		age := now.Sub(t).Seconds()
+		j.LastRun, j.AgeSeconds = &t, &age
+	}
+	if !rec.LastSuccess.IsZero() {
+		t := rec.LastSuccess.UTC()
+		j.LastSuccess = &t
+	}
+	if !rec.Running && !rec.LastEnd.IsZero() && !rec.LastEnd.Before(rec.LastRun) {
+		d := rec.LastEnd.Sub(rec.LastRun).Milliseconds()
+		j.DurationMS = &d
+	}
+	// Only an every that is alive will run the next slot: a dead one has none.
+	if s, err := job.Recorded(rec.Schedule); err == nil && active {
+		if g, ok := s.(schedule.Grid); ok {
+			s = schedule.Grid{Anchor: rec.Anchor, Interval: g.Interval}
+		}
+		next := inZone(s.Next(now), rec.Schedule)
+		j.NextSlot = &next
+	}
+	if rec.Running {
+		// The record says running; on this host, the process can be checked:
+		// its every must be alive (a pid alone may have been reused).
+		j.Running = rec.Host != host || (active && pid.Alive(rec.PID))
+		j.PID, j.Host = rec.PID, rec.Host
+	}
+	return j
+}
+
+// describePending is what every status shows of a job that has no state
+// yet, whose every is alive (it holds the marker): its name, schedule and
+// slots as the marker says, the name of its file when the marker says
+// nothing (an older every's, or a write under way).
+func describePending(key string, m job.MarkerInfo) jobStatus {
+	j := jobStatus{Name: m.Name, Schedule: m.Schedule, Active: true, pending: true}
+	if j.Name == "" {
+		j.Name = key
+	}
+	if !m.NextSlot.IsZero() {
+		t := inZone(m.NextSlot, m.Schedule)
+		j.NextSlot = &t
+	}
+	if !m.FirstSlot.IsZero() {
+		t := inZone(m.FirstSlot, m.Schedule)
+		j.FirstSlot = &t
+	}
+	return j
+}
+
+// inZone is a slot of a schedule as status shows it: in a calendar's zone,
+// else in UTC.
+func inZone(t time.Time, sched string) time.Time {
+	if s, err := job.Recorded(sched); err == nil {
+		if cal, ok := s.(*schedule.Calendar); ok {
+			return t.In(cal.Location())
+		}
+	}
+	return t.UTC()
+}

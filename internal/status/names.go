@@ -1,0 +1,63 @@
+package status
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/everycli/every/internal/job"
+)
+
+// PrintJobNames prints the names of the jobs in the state directory, one a
+// line, for the completions: as every status finds them (NAME.json, not
+// hidden, and the jobs whose every is alive but has not run them yet), and
+// only valid job names (SPEC section 8's alphabet): a file named
+// "$(cmd).json" is no job, and its name never reaches a shell. It is quiet:
+// a directory it cannot read has no names.
+func PrintJobNames(flag string, stdout io.Writer) error {
+	dir, err := job.StateDir(flag)
+	if err != nil {
+		return nil
+	}
+	entries, _ := os.ReadDir(dir)
+	states, markers := jobFileNames(entries)
+	names := slices.Clone(states)
+	for _, name := range markers {
+		if on, _, err := job.ProbeActive(filepath.Join(dir, name+".json"+job.MarkerSuffix), func(uint32) bool { return true }); err == nil && on {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if job.CheckName(name) == nil {
+			fmt.Fprintln(stdout, name)
+		}
+	}
+	return nil
+}
+
+// jobFileNames are the jobs of a state directory's entries: the NAMEs of
+// NAME.json (not hidden), and those of the NAME.json markers with no
+// NAME.json beside them (jobs whose every has not run them yet, or
+// leftovers), each sorted.
+func jobFileNames(entries []fs.DirEntry) (states, markers []string) {
+	present := map[string]bool{}
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && name != "" && !strings.HasPrefix(name, ".") {
+			states = append(states, name)
+			present[name] = true
+		}
+	}
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".json"+job.MarkerSuffix); ok && name != "" && !strings.HasPrefix(name, ".") && !present[name] {
+			markers = append(markers, name)
+		}
+	}
+	slices.Sort(states)
+	slices.Sort(markers)
+	return states, markers
+}
