@@ -165,13 +165,23 @@ func (l *loop) load(ctx context.Context) (*state.Record, os.Signal, error) {
 		return nil, stop, nil
 	}
 	var corrupt *state.CorruptError
-	if errors.As(err, &corrupt) {
+	switch {
+	case errors.As(err, &corrupt) && rec != nil && corrupt.Restored != "":
+		// Left empty or torn by a power loss: the job goes on from the
+		// record last synced.
+		l.repeated(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, going on from its last synced copy",
+			"event", "state_error", "state", corrupt.Where, "moved_to", corrupt.MovedTo, "restored", corrupt.Restored,
+			"error", corrupt.Err.Error())
+		err = nil
+	case errors.As(err, &corrupt):
 		l.repeated(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, starting fresh", "event", "state_error",
 			"state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Err.Error())
 		return nil, nil, nil
+	case err == nil && rec != nil:
+		l.ended(&l.outages.corrupt, false, "state usable again", "event", "state_error", "state", l.cfg.Store.Where())
 	}
 	if err == nil && rec != nil {
-		l.ended(&l.outages.corrupt, false, "state usable again", "event", "state_error", "state", l.cfg.Store.Where())
+		l.loaded(rec)
 	}
 	return rec, nil, err
 }
@@ -193,6 +203,7 @@ func (l *loop) save(ctx context.Context, rec state.Record, stopping bool) os.Sig
 	l.saved(err)
 	if err == nil {
 		l.stale = 0 // rec was the loop's record as it is, steps and all
+		l.written()
 	}
 	return stop
 }
