@@ -81,6 +81,7 @@ func scriptCommands() map[string]func(ts *testscript.TestScript, neg bool, args 
 		// Stress (stress_test.go).
 		"checkslots": checkSlots,
 		"torture":    torture,
+		"killruns":   killRuns, // durable_kill_test.go
 		// Calendar schedules against the wall clock (cal_test.go).
 		"stamp":     stampCmd,
 		"waitclock": waitClockCmd,

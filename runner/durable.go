@@ -20,6 +20,7 @@ package runner
 // have been handed out, never repeating one.
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -95,7 +96,8 @@ func (l *loop) loaded(rec *state.Record) {
 			// starts of runs after this record: their numbers are not given
 			// again. They are counted as run (runs is an upper bound).
 			l.log.Warn("state written before a reboot: EVERY_RUN goes on after the numbers reserved then, some of which may have run",
-				"event", "state_error", "state", l.cfg.Store.Where(), "runs", rec.Runs, "reserved", rec.Reserved)
+				"event", "state_error", "state", l.cfg.Store.Where(),
+				"error", fmt.Sprintf("runs %d on record, numbers reserved up to %d", rec.Runs, rec.Reserved))
 			rec.Runs = rec.Reserved
 		}
 		l.dur.reserved = rec.Reserved
@@ -184,7 +186,9 @@ func (l *loop) syncNow() {
 	rec, err := s.Sync()
 	if err != nil {
 		l.dur.pending, l.dur.written = true, l.dur.last
-		l.repeated(&l.outages.stateWrite, "sync", 1, slog.LevelError, "cannot sync state, will try again",
+		// A write that failed, as far as a power loss is concerned: one
+		// outage with the writes'.
+		l.repeated(&l.outages.stateWrite, "write", 1, slog.LevelError, "cannot write state, will try again at the next run",
 			"event", "state_error", "state", l.cfg.Store.Where(), "error", err.Error())
 		return
 	}

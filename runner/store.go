@@ -170,8 +170,7 @@ func (l *loop) load(ctx context.Context) (*state.Record, os.Signal, error) {
 		// Left empty or torn by a power loss: the job goes on from the
 		// record last synced.
 		l.repeated(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, going on from its last synced copy",
-			"event", "state_error", "state", corrupt.Where, "moved_to", corrupt.MovedTo, "restored", corrupt.Restored,
-			"error", corrupt.Err.Error())
+			"event", "state_error", "state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Error())
 		err = nil
 	case errors.As(err, &corrupt):
 		l.repeated(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, starting fresh", "event", "state_error",
