@@ -120,6 +120,7 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 			return r, stop
 		case <-execd:
 			execd = nil
+			l.prepare() // for the run's end
 			syncAt, stopSync = l.syncTimer()
 		case <-syncAt:
 			syncAt = nil

@@ -140,8 +140,10 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// syncIfDue syncs the record written if it is due.
+// syncIfDue syncs the record written if it is due, and readies the next
+// write.
 func (l *loop) syncIfDue() {
+	l.prepare()
 	if due, ok := l.syncDue(); ok && !time.Now().Before(due) {
 		l.syncNow()
 	}
@@ -196,9 +198,26 @@ func (l *loop) syncNow() {
 }
 
 // syncAtExit syncs what was written since the last sync: every exits with
-// its records on disk.
+// its records on disk, and leaves no file of its own behind.
 func (l *loop) syncAtExit() {
 	if l.dur.pending {
 		l.syncNow()
+	}
+	if p, ok := l.cfg.Store.(preparer); ok {
+		_ = p.Close()
+	}
+}
+
+// preparer is a store that can ready its next write ahead (state.File).
+type preparer interface {
+	Prepare()
+	Close() error
+}
+
+// prepare readies the store's next write, off the path from a slot to its
+// exec: in the idle wait, and once a command has started.
+func (l *loop) prepare() {
+	if p, ok := l.cfg.Store.(preparer); ok {
+		p.Prepare()
 	}
 }

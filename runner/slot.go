@@ -212,18 +212,12 @@ func (l *loop) saveStart(ctx context.Context, written bool) os.Signal {
 	sync := l.reserve()
 	rec := l.rec
 	var err error
-	if l.syncer() != nil {
-		// A file: no server to wait for, and no goroutine for a write of a
-		// few system calls on the path to exec.
-		err = l.cfg.Store.Save(context.WithoutCancel(ctx), &rec)
-	} else {
-		stop, done := l.storeCall(ctx, false, func(ctx context.Context) { err = l.cfg.Store.Save(ctx, &rec) })
-		if stop != nil {
-			return stop
-		}
-		if !done {
-			err = errAbandoned
-		}
+	stop, done := l.recordCall(ctx, false, func(ctx context.Context) { err = l.cfg.Store.Save(context.WithoutCancel(ctx), &rec) })
+	switch {
+	case stop != nil:
+		return stop
+	case !done:
+		err = errAbandoned
 	}
 	l.saved(err)
 	if err == nil && sync {

@@ -358,30 +358,136 @@ func (f File) tempPrefix() string {
 // fails removes its temporary file; one cut short by a crash is removed by
 // the next CheckWritable, at start-up.
 //
-// It goes to the system calls directly (open, write, close, lstat,
-// rename): an *os.File would add a poller registration and a finalizer,
-// and a random name a retry loop, to a write that happens twice a run. The
-// temporary file's name is this process's pid and a sequence number,
-// unique among its writers, and created with O_EXCL: never an existing
-// file, never through a link.
+// It goes to the system calls directly (write, lstat, rename, after the
+// open of a temporary file that Prepare made ahead): an *os.File would add
+// a poller registration and a finalizer, and a random name a retry loop, to
+// a write that happens twice a run. The temporary file's name is this
+// process's pid and a sequence number, unique among its writers, and
+// created with O_EXCL: never an existing file, never through a link. The
+// file written is kept open until the next Prepare, so that the rename
+// that replaces it does not free it: on ext4 that is most of a rename's
+// cost, and it would fall on the path from a slot to its exec.
 func (f File) Save(_ context.Context, r *Record) error {
 	b, err := Encode(r)
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(filepath.Dir(f.Path), f.tempName())
-	if err := writeNew(tmp, b); err != nil {
-		return fmt.Errorf("write state %s: %w", f.Path, err)
+	w := writerOf(f.Path)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fd, tmp := w.take()
+	if fd >= 0 {
+		// Prepared (see Prepare): the path to exec creates no inode.
+		err = writeAll(fd, b)
+	} else {
+		tmp = filepath.Join(filepath.Dir(f.Path), f.tempName())
+		fd, err = writeNew(tmp, b)
 	}
-	err = f.replaceable()
+	if err == nil {
+		err = f.replaceable()
+	}
 	if err == nil {
 		// A link at the path is replaced, never written through.
 		err = unix.Rename(tmp, f.Path)
 	}
 	if err != nil {
+		if fd >= 0 {
+			_ = unix.Close(fd)
+		}
 		_ = unix.Unlink(tmp)
 		return fmt.Errorf("write state %s: %w", f.Path, err)
 	}
+	// Kept open: the file it replaces next is then freed by Prepare, not
+	// by the rename that replaces it.
+	w.kept = append(w.kept, fd)
+	if len(w.kept) > maxKept {
+		// Writes with no Prepare between them (a burst of catch-up runs):
+		// the oldest goes now.
+		_ = unix.Close(w.kept[0])
+		w.kept = append(w.kept[:0], w.kept[1:]...)
+	}
+	return nil
+}
+
+// maxKept bounds the files a writer keeps open.
+const maxKept = 3
+
+// writer is what a process keeps between the writes of one record: the
+// next temporary file, created ahead, and the files it wrote, kept open.
+type writer struct {
+	mu   sync.Mutex
+	next int // the next temporary file's descriptor; -1: none
+	name string
+	kept []int // the files written, the last at the path
+}
+
+// writers are the writers of this process, by path.
+var writers sync.Map
+
+func writerOf(path string) *writer {
+	if w, ok := writers.Load(path); ok {
+		return w.(*writer)
+	}
+	w, _ := writers.LoadOrStore(path, &writer{next: -1})
+	return w.(*writer)
+}
+
+// take returns the prepared temporary file, if there is one still there
+// (a start-up of another every removes those a minute old), or -1.
+func (w *writer) take() (int, string) {
+	fd, name := w.next, w.name
+	w.next, w.name = -1, ""
+	if fd < 0 {
+		return -1, ""
+	}
+	var a, b unix.Stat_t
+	if unix.Fstat(fd, &a) != nil || unix.Lstat(name, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino || a.Size != 0 {
+		_ = unix.Close(fd)
+		return -1, ""
+	}
+	return fd, name
+}
+
+// Prepare readies the next Save, off the path from a slot to its exec:
+// it closes the files written before the one at the path (freeing those
+// replaced, the rename's costliest part, here), and creates the next
+// temporary file. A failure costs nothing: Save creates one itself.
+func (f File) Prepare() {
+	w := writerOf(f.Path)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n := len(w.kept); n > 1 {
+		for _, fd := range w.kept[:n-1] {
+			_ = unix.Close(fd)
+		}
+		w.kept = append(w.kept[:0], w.kept[n-1])
+	}
+	if w.next >= 0 {
+		return
+	}
+	name := filepath.Join(filepath.Dir(f.Path), f.tempName())
+	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return
+	}
+	w.next, w.name = fd, name
+}
+
+// Close removes the prepared temporary file and closes the files kept
+// open: nothing of this process's is left in the directory.
+func (f File) Close() error {
+	w := writerOf(f.Path)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.next >= 0 {
+		_ = unix.Close(w.next)
+		_ = unix.Unlink(w.name)
+		w.next, w.name = -1, ""
+	}
+	for _, fd := range w.kept {
+		_ = unix.Close(fd)
+	}
+	w.kept = nil
 	return nil
 }
 
@@ -429,12 +535,23 @@ func (f File) tempName() string {
 var tempSeq atomic.Uint64
 
 // writeNew creates the new file name (never an existing one) and writes b
-// to it. On failure the file is removed.
-func writeNew(name string, b []byte) error {
+// to it, and returns it open. On failure the file is removed.
+func writeNew(name string, b []byte) (int, error) {
 	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return &fs.PathError{Op: "create", Path: name, Err: err}
+		return -1, &fs.PathError{Op: "create", Path: name, Err: err}
 	}
+	if err := writeAll(fd, b); err != nil {
+		_ = unix.Close(fd)
+		_ = unix.Unlink(name)
+		return -1, &fs.PathError{Op: "write", Path: name, Err: err}
+	}
+	return fd, nil
+}
+
+// writeAll writes b to fd.
+func writeAll(fd int, b []byte) error {
+	var err error
 	for len(b) > 0 && err == nil {
 		var n int
 		n, err = unix.Write(fd, b)
@@ -446,14 +563,7 @@ func writeNew(name string, b []byte) error {
 		}
 		b = b[max(n, 0):]
 	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = unix.Unlink(name)
-		return &fs.PathError{Op: "write", Path: name, Err: err}
-	}
-	return nil
+	return err
 }
 
 // replaceable checks that a rename may replace what is at the path: nothing,
