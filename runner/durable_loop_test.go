@@ -136,7 +136,8 @@ func checkDurable(t *testing.T, events []durEvent, firstSyncs bool) {
 			inSlot = false
 			execs++
 		case "sync":
-			if inSlot && !(firstSyncs && execs == 0) {
+			// The last sync is at exit: a stop may come as a slot begins.
+			if inSlot && !(firstSyncs && execs == 0) && i != len(events)-1 {
 				t.Fatalf("event %d: a sync between a slot and its exec\n%s", i, trace.String())
 			}
 			if !lastSync.IsZero() && e.at.Sub(lastSync) < syncEvery && i != len(events)-1 && !(firstSyncs && len(syncs) == 1) {
