@@ -81,7 +81,9 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 		defer cancelTimeout()
 	}
 	forward := make(chan os.Signal, 8)
+	execd := make(chan struct{})
 	a := Attempt{
+		started:   execd,
 		Argv:      l.cfg.Command,
 		Env:       l.env(slot, k, lease.Token()),
 		Stdin:     l.cfg.Stdin,
@@ -107,10 +109,22 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 		}
 	}
 	ctxDone, lost := ctx.Done(), lease.Lost()
+	// Once the command has started, the record written before (the last
+	// run's end) is synced when due: a run that lasts does not hold it up.
+	var syncAt <-chan time.Time
+	stopSync := func() {}
+	defer func() { stopSync() }()
 	for {
 		select {
 		case r := <-done:
 			return r, stop
+		case <-execd:
+			execd = nil
+			l.prepare() // for the run's end
+			syncAt, stopSync = l.syncTimer()
+		case <-syncAt:
+			syncAt = nil
+			l.syncNow()
 		case <-lost:
 			lost = nil
 			l.log.Error("lock lost during the run", "event", "lock_error")

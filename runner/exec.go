@@ -44,6 +44,9 @@ type Attempt struct {
 	// warnings, the loop's, summarise the warnings Exec logs across its
 	// runs; nil: each is logged as if it were the first.
 	warnings *execWarnings
+	// started, if set, is closed once the command is started (or failed
+	// to): the loop's path from slot to exec is over.
+	started chan<- struct{}
 }
 
 // ExecFunc runs one attempt to its end. When ctx ends, the attempt is stopped as
@@ -86,6 +89,9 @@ func Exec(ctx context.Context, a Attempt) Result {
 	if errors.Is(err, syscall.ENOEXEC) && !binary(cmd.Path) {
 		cmd = viaShell(cmd)
 		esc, err = procs.start(cmd)
+	}
+	if a.started != nil {
+		close(a.started)
 	}
 	if out != nil {
 		out.start(err == nil)

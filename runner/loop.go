@@ -147,6 +147,7 @@ type loop struct {
 	// first, when set, is when the first wait ends, before its slot: a
 	// one-shot's run at once for a slot that has passed.
 	first time.Time
+	dur   durability
 }
 
 // startLoadBound is how long the start-up read of the record may take.
@@ -171,6 +172,7 @@ func Loop(ctx context.Context, cfg Config) Exit {
 		cfg.Clock = systemClock{}
 	}
 	l := &loop{cfg: cfg, log: cfg.Logger, offset: cfg.Clock.Offset(), suspended: cfg.Clock.Suspended()}
+	defer l.syncAtExit()
 	queue, due, done, stop := l.begin(ctx)
 	switch {
 	case stop != nil:
@@ -321,10 +323,11 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 	}
 	for {
 		wake := base.Add(jitter)
+		l.syncIfDue()
 		if l.cfg.Release != nil && wake.Sub(l.now()) >= l.cfg.ReleaseAfter {
 			l.cfg.Release()
 		}
-		fired, disarm := l.arm(wake.Add(-early))
+		fired, disarm := l.arm(l.syncWake(wake.Add(-early)))
 		select {
 		case set := <-fired:
 			disarm()

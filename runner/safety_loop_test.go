@@ -261,8 +261,26 @@ func (h *hangAfter) Load(ctx context.Context) (*state.Record, error) {
 	return h.blackHole.Load(ctx)
 }
 
+// hangSavesAfter is hangAfter whose first saves writes are answered too.
+type hangSavesAfter struct {
+	*hangAfter
+	saves int
+}
+
+func (h *hangSavesAfter) Save(ctx context.Context, r *state.Record) error {
+	h.mu.Lock()
+	h.saves--
+	ok := h.saves >= 0
+	h.mu.Unlock()
+	if ok {
+		return nil
+	}
+	return h.blackHole.Save(ctx, r)
+}
+
 // At the end of a run, a stopping loop gives a hanging write of the state
-// stopGrace, then goes: a dead server does not hold up a stop.
+// stopGrace, then goes: a dead server does not hold up a stop. (The start
+// is answered: the command starts only once it is on record.)
 func TestLoopStopDuringRunWithHangingStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := blackHole{release: make(chan struct{})}
@@ -271,7 +289,7 @@ func TestLoopStopDuringRunWithHangingStore(t *testing.T) {
 		var buf bytes.Buffer
 		signals := make(chan os.Signal, 1)
 		cfg := testConfig(f, &buf, signals)
-		cfg.Lock, cfg.Store = &memLock{}, &hangAfter{blackHole: b, ok: 2}
+		cfg.Lock, cfg.Store = &memLock{}, &hangSavesAfter{hangAfter: &hangAfter{blackHole: b, ok: 2}, saves: 1}
 		done := make(chan Exit)
 		go func() { done <- Loop(context.Background(), cfg) }()
 		time.Sleep(time.Second)

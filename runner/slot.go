@@ -138,7 +138,13 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 		l.rec = l.booked(slot, now, manual)
 	}
 	l.lateSkips = 0 // booked, with the start written by the lock or here
-	started, startErr := l.saveStart(ctx, written)
+	if stop := l.saveStart(ctx, written); stop != nil {
+		// Stopped while a store that does not answer held the start: the
+		// command never started (a start that lands later reads as a run
+		// cut short).
+		out.stop = stop
+		return
+	}
 	l.tail = nil
 	if l.cfg.QuietSuccess || l.cfg.Hooks.any() || l.cfg.Observer != nil && l.cfg.Observer.WantsOutput() {
 		l.tail = NewTail(l.cfg.OutputTail)
@@ -150,14 +156,6 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 	end := l.now()
 	l.ran++
 	out.ran, out.res, out.stop = true, res, stop
-	// The end must replace the start, never the other way round: if the start
-	// cannot be waited for (a stop, a server that does not answer), the end
-	// is not written, and the record shows the run as cut short.
-	stop, startDone := l.await(started, out.stop != nil)
-	out.stopBy(stop)
-	if startDone && l.cfg.Store != nil {
-		l.saved(*startErr)
-	}
 	out.next = l.overran(out.next, end, catchingUp)
 	failedBefore := l.rec.ConsecutiveFailures
 	l.rec = markEnd(l.rec, res, attempts, l.label(end))
@@ -166,9 +164,7 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 	} else {
 		l.failures++
 	}
-	if startDone {
-		out.stopBy(l.save(ctx, l.rec, out.stop != nil))
-	}
+	out.stopBy(l.save(ctx, l.rec, out.stop != nil))
 	l.logFinish(res, attempts, end.Sub(now), failedBefore)
 	l.told(slot, now, end, res, attempts, lease, failedBefore, out)
 }
@@ -198,23 +194,36 @@ func (l *loop) told(slot, start, end time.Time, res Result, attempts int, lease 
 	}
 }
 
-// saveStart writes the start of the run while the command starts, off the
-// path from slot to exec; the write does not listen for signals, the attempt
-// does. A crash before it lands leaves the record of the run before: this
-// slot then looks missed, as a cut-short run's does. started is closed when
-// the write is done, with its error in *err. A start written with the lock
-// already is done at once.
-func (l *loop) saveStart(ctx context.Context, written bool) (started chan struct{}, err *error) {
-	rec, started, err := l.rec, make(chan struct{}), new(error)
-	if l.cfg.Store == nil || written {
-		close(started)
-		return started, err
+// saveStart writes the start of the run before its command starts: its
+// number (EVERY_RUN) is then on record whatever happens to every after it.
+// The write is atomic, not durable (nothing is synced between a slot and
+// its exec), but for a number not reserved on disk yet (see reserve). A
+// local file is written at once; a server's write listens for a stop, which
+// it returns (the run must not start). A start written with the lock
+// already is done.
+func (l *loop) saveStart(ctx context.Context, written bool) os.Signal {
+	if l.cfg.Store == nil {
+		return nil
 	}
-	go func() {
-		defer close(started)
-		*err = l.cfg.Store.Save(context.WithoutCancel(ctx), &rec)
-	}()
-	return started, err
+	if written {
+		l.saved(nil)
+		return nil
+	}
+	sync := l.reserve()
+	rec := l.rec
+	var err error
+	stop, done := l.recordCall(ctx, false, func(ctx context.Context) { err = l.cfg.Store.Save(context.WithoutCancel(ctx), &rec) })
+	switch {
+	case stop != nil:
+		return stop
+	case !done:
+		err = errAbandoned
+	}
+	l.saved(err)
+	if err == nil && sync {
+		l.syncNow()
+	}
+	return nil
 }
 
 // lockFailed logs why the lock could not be taken, and returns it as a skip

@@ -31,6 +31,18 @@ func (l *loop) storeCall(ctx context.Context, stopping bool, fn func(context.Con
 	return l.call(ctx, stopping, false, fn)
 }
 
+// recordCall is storeCall for a call to the job's store: a local file's
+// (a state.Syncer) is made at once, in this goroutine. It has no server
+// to wait for, and a goroutine and its hand-offs would cost more than its
+// few system calls (a signal that comes meanwhile waits in its channel).
+func (l *loop) recordCall(ctx context.Context, stopping bool, fn func(context.Context)) (stop os.Signal, done bool) {
+	if l.syncer() != nil {
+		fn(ctx)
+		return nil, true
+	}
+	return l.storeCall(ctx, stopping, fn)
+}
+
 // call is storeCall; with undo, a stop that ends the wait early cancels
 // fn's context and gives fn stopGrace more before the stop is returned: time
 // to undo what its call did (a start written with the lock), which the
@@ -161,17 +173,26 @@ func (l *loop) load(ctx context.Context) (*state.Record, os.Signal, error) {
 		rec *state.Record
 		err error
 	)
-	if stop, _ := l.storeCall(ctx, false, func(ctx context.Context) { rec, err = l.cfg.Store.Load(ctx) }); stop != nil {
+	if stop, _ := l.recordCall(ctx, false, func(ctx context.Context) { rec, err = l.cfg.Store.Load(ctx) }); stop != nil {
 		return nil, stop, nil
 	}
 	var corrupt *state.CorruptError
-	if errors.As(err, &corrupt) {
+	switch {
+	case errors.As(err, &corrupt) && rec != nil && corrupt.Restored != "":
+		// Left empty or torn by a power loss: the job goes on from the
+		// record last synced.
+		l.repeated(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, going on from its last synced copy",
+			"event", "state_error", "state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Error())
+		err = nil
+	case errors.As(err, &corrupt):
 		l.repeated(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, starting fresh", "event", "state_error",
 			"state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Err.Error())
 		return nil, nil, nil
+	case err == nil && rec != nil:
+		l.ended(&l.outages.corrupt, false, "state usable again", "event", "state_error", "state", l.cfg.Store.Where())
 	}
 	if err == nil && rec != nil {
-		l.ended(&l.outages.corrupt, false, "state usable again", "event", "state_error", "state", l.cfg.Store.Where())
+		l.loaded(rec)
 	}
 	return rec, nil, err
 }
@@ -186,13 +207,14 @@ func (l *loop) save(ctx context.Context, rec state.Record, stopping bool) os.Sig
 		return nil
 	}
 	var err error
-	stop, done := l.storeCall(ctx, stopping, func(ctx context.Context) { err = l.cfg.Store.Save(ctx, &rec) })
+	stop, done := l.recordCall(ctx, stopping, func(ctx context.Context) { err = l.cfg.Store.Save(ctx, &rec) })
 	if !done {
 		err = errAbandoned
 	}
 	l.saved(err)
 	if err == nil {
 		l.stale = 0 // rec was the loop's record as it is, steps and all
+		l.written()
 	}
 	return stop
 }

@@ -25,9 +25,9 @@ import (
 )
 
 // File is a Record kept in a JSON file. Writes go to a temporary file in the
-// same directory, which is synced and renamed over the record, and the
-// directory is synced (after a run's end; see Save): a crash at any moment
-// leaves the old record or the new one, never a torn one.
+// same directory, renamed over the record: a crash of every at any moment
+// leaves the old record or the new one, never a torn one. Sync makes it
+// durable (see durable.go): a power loss never leaves it empty or torn.
 //
 // The path is every's own: a symbolic link there is never followed (a write
 // replaces the link, a read refuses it), and a directory, a device, a FIFO
@@ -139,6 +139,8 @@ func (f File) read() ([]byte, *unix.Stat_t, error) {
 
 // Read reads the record as Load does, but changes nothing: a missing record
 // is fs.ErrNotExist, and one that cannot be used is an error (every status).
+//
+// A record that a power loss left empty or torn reads as its synced copy.
 func (f File) Read(now time.Time) (*Record, error) {
 	b, _, err := f.read()
 	if err != nil && !errors.Is(err, errTooLarge) {
@@ -152,6 +154,9 @@ func (f File) Read(now time.Time) (*Record, error) {
 		err = r.Sane(now, f.Period)
 	}
 	if err != nil {
+		if c := f.restore(); c != nil && c.Sane(now, f.Period) == nil {
+			return c, nil
+		}
 		return nil, fmt.Errorf("state %s cannot be used: %w", f.Path, err)
 	}
 	return r, nil
@@ -159,15 +164,24 @@ func (f File) Read(now time.Time) (*Record, error) {
 
 // Load reads the record. One that cannot be parsed or trusted (over MaxSize,
 // or not Sane with the File's Period) is renamed to
-// <file>.corrupt-<unix seconds>, and reported as a *CorruptError. A path that
-// is not a regular file is a plain error (ErrNotRegular), never set aside.
+// <file>.corrupt-<unix seconds>, and reported as a *CorruptError; with it,
+// the synced copy's record if there is one (a power loss left the file
+// empty or torn: the records since the last Sync are lost, not the job's
+// history). A path that is not a regular file is a plain error
+// (ErrNotRegular), never set aside.
+//
+// The record is Durable if it is the synced copy, or was written before a
+// reboot (it was read from the disk).
 func (f File) Load(context.Context) (*Record, error) {
 	b, fi, err := f.read()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		// A record removed by hand starts the job afresh: its synced copy
+		// must not bring it back after a power loss.
+		f.removeSynced()
 		return nil, nil
 	case errors.Is(err, errTooLarge):
-		return nil, f.setAside(fi, err)
+		return f.restored(fi, err)
 	case err != nil:
 		return nil, err
 	}
@@ -176,9 +190,25 @@ func (f File) Load(context.Context) (*Record, error) {
 		err = r.Sane(time.Now(), f.Period)
 	}
 	if err != nil {
-		return nil, f.setAside(fi, err)
+		return f.restored(fi, err)
 	}
+	r.Durable = r.Boot != "" && r.Boot != BootID() || f.isSynced(fi)
 	return r, nil
+}
+
+// restored sets aside the record read (fi), which cannot be used (why), and
+// returns the synced copy's record with the *CorruptError, if it can be used.
+func (f File) restored(fi *unix.Stat_t, why error) (*Record, error) {
+	err := f.setAside(fi, why)
+	var corrupt *CorruptError
+	if !errors.As(err, &corrupt) {
+		return nil, err
+	}
+	if c := f.restore(); c != nil && c.Sane(time.Now(), f.Period) == nil {
+		corrupt.Restored = f.SyncedPath()
+		return c, corrupt
+	}
+	return nil, corrupt
 }
 
 // setAside renames the file that was read, fi, to <file>.corrupt-<unix
@@ -322,42 +352,142 @@ func (f File) tempPrefix() string {
 	return "." + filepath.Base(f.Path) + ".tmp-"
 }
 
-// Save writes the record atomically, mode 0600. A write that fails removes
-// its temporary file; one cut short by a crash is removed by the next
-// CheckWritable, at start-up.
+// Save writes the record atomically, mode 0600: a temporary file, renamed
+// over the record. It syncs nothing (see Sync): a crash of every loses
+// nothing, a power loss what was written since the last Sync. A write that
+// fails removes its temporary file; one cut short by a crash is removed by
+// the next CheckWritable, at start-up.
 //
-// It goes to the system calls directly (open, write, fsync, close, lstat,
-// rename, and the directory's open, fsync, close): an *os.File would add a
-// poller registration and a finalizer, and a random name a retry loop, to a
-// write that happens twice a run. The temporary file's name is this
+// It goes to the system calls directly (write, lstat, rename, after the
+// open of a temporary file that Prepare made ahead): an *os.File would add
+// a poller registration and a finalizer, and a random name a retry loop, to
+// a write that happens twice a run. The temporary file's name is this
 // process's pid and a sequence number, unique among its writers, and
-// created with O_EXCL: never an existing file, never through a link.
+// created with O_EXCL: never an existing file, never through a link. The
+// file written is kept open until the next Prepare, so that the rename
+// that replaces it does not free it: on ext4 that is most of a rename's
+// cost, and it would fall on the path from a slot to its exec.
 func (f File) Save(_ context.Context, r *Record) error {
 	b, err := Encode(r)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(f.Path)
-	tmp := filepath.Join(dir, f.tempName())
-	if err := writeSynced(tmp, b); err != nil {
-		return fmt.Errorf("write state %s: %w", f.Path, err)
+	w := writerOf(f.Path)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fd, tmp := w.take()
+	if fd >= 0 {
+		// Prepared (see Prepare): the path to exec creates no inode.
+		err = writeAll(fd, b)
+	} else {
+		tmp = filepath.Join(filepath.Dir(f.Path), f.tempName())
+		fd, err = writeNew(tmp, b)
 	}
-	err = f.replaceable()
+	if err == nil {
+		err = f.replaceable()
+	}
 	if err == nil {
 		// A link at the path is replaced, never written through.
 		err = unix.Rename(tmp, f.Path)
 	}
 	if err != nil {
+		if fd >= 0 {
+			_ = unix.Close(fd)
+		}
 		_ = unix.Unlink(tmp)
 		return fmt.Errorf("write state %s: %w", f.Path, err)
 	}
-	// The rename is atomic already; the directory's sync makes it durable.
-	// A run's start is made durable too (SPEC 9): were a power cut to lose
-	// it, the record before it would stand, the run would not look cut short
-	// and its EVERY_RUN would be handed out again.
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("write state %s: sync directory %s: %w", f.Path, dir, err)
+	// Kept open: the file it replaces next is then freed by Prepare, not
+	// by the rename that replaces it.
+	w.kept = append(w.kept, fd)
+	if len(w.kept) > maxKept {
+		// Writes with no Prepare between them (a burst of catch-up runs):
+		// the oldest goes now.
+		_ = unix.Close(w.kept[0])
+		w.kept = append(w.kept[:0], w.kept[1:]...)
 	}
+	return nil
+}
+
+// maxKept bounds the files a writer keeps open.
+const maxKept = 3
+
+// writer is what a process keeps between the writes of one record: the
+// next temporary file, created ahead, and the files it wrote, kept open.
+type writer struct {
+	mu   sync.Mutex
+	next int // the next temporary file's descriptor; -1: none
+	name string
+	kept []int // the files written, the last at the path
+}
+
+// writers are the writers of this process, by path.
+var writers sync.Map
+
+func writerOf(path string) *writer {
+	if w, ok := writers.Load(path); ok {
+		return w.(*writer)
+	}
+	w, _ := writers.LoadOrStore(path, &writer{next: -1})
+	return w.(*writer)
+}
+
+// take returns the prepared temporary file, if there is one still there
+// (a start-up of another every removes those a minute old), or -1.
+func (w *writer) take() (int, string) {
+	fd, name := w.next, w.name
+	w.next, w.name = -1, ""
+	if fd < 0 {
+		return -1, ""
+	}
+	var a, b unix.Stat_t
+	if unix.Fstat(fd, &a) != nil || unix.Lstat(name, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino || a.Size != 0 {
+		_ = unix.Close(fd)
+		return -1, ""
+	}
+	return fd, name
+}
+
+// Prepare readies the next Save, off the path from a slot to its exec:
+// it closes the files written before the one at the path (freeing those
+// replaced, the rename's costliest part, here), and creates the next
+// temporary file. A failure costs nothing: Save creates one itself.
+func (f File) Prepare() {
+	w := writerOf(f.Path)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n := len(w.kept); n > 1 {
+		for _, fd := range w.kept[:n-1] {
+			_ = unix.Close(fd)
+		}
+		w.kept = append(w.kept[:0], w.kept[n-1])
+	}
+	if w.next >= 0 {
+		return
+	}
+	name := filepath.Join(filepath.Dir(f.Path), f.tempName())
+	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return
+	}
+	w.next, w.name = fd, name
+}
+
+// Close removes the prepared temporary file and closes the files kept
+// open: nothing of this process's is left in the directory.
+func (f File) Close() error {
+	w := writerOf(f.Path)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.next >= 0 {
+		_ = unix.Close(w.next)
+		_ = unix.Unlink(w.name)
+		w.next, w.name = -1, ""
+	}
+	for _, fd := range w.kept {
+		_ = unix.Close(fd)
+	}
+	w.kept = nil
 	return nil
 }
 
@@ -404,15 +534,24 @@ func (f File) tempName() string {
 // tempSeq numbers this process's temporary files.
 var tempSeq atomic.Uint64
 
-// writeSynced creates the new file name (never an existing one), writes b
-// to it and syncs it: the data must be on disk before the rename that
-// publishes it, or a power cut could leave an empty file under the record's
-// name. On failure the file is removed.
-func writeSynced(name string, b []byte) error {
+// writeNew creates the new file name (never an existing one) and writes b
+// to it, and returns it open. On failure the file is removed.
+func writeNew(name string, b []byte) (int, error) {
 	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return &fs.PathError{Op: "create", Path: name, Err: err}
+		return -1, &fs.PathError{Op: "create", Path: name, Err: err}
 	}
+	if err := writeAll(fd, b); err != nil {
+		_ = unix.Close(fd)
+		_ = unix.Unlink(name)
+		return -1, &fs.PathError{Op: "write", Path: name, Err: err}
+	}
+	return fd, nil
+}
+
+// writeAll writes b to fd.
+func writeAll(fd int, b []byte) error {
+	var err error
 	for len(b) > 0 && err == nil {
 		var n int
 		n, err = unix.Write(fd, b)
@@ -424,26 +563,7 @@ func writeSynced(name string, b []byte) error {
 		}
 		b = b[max(n, 0):]
 	}
-	if err == nil {
-		err = fsync(fd)
-	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = unix.Unlink(name)
-		return &fs.PathError{Op: "write", Path: name, Err: err}
-	}
-	return nil
-}
-
-// fsync syncs fd, again if a signal interrupts it.
-func fsync(fd int) error {
-	for {
-		if err := unix.Fsync(fd); !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
+	return err
 }
 
 // replaceable checks that a rename may replace what is at the path: nothing,
@@ -515,19 +635,6 @@ func leftoverGrace(rest string) time.Duration {
 		return time.Second
 	}
 	return leftoverAge
-}
-
-// syncDir syncs the directory dir, so that a rename in it is durable.
-func syncDir(dir string) error {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	err = fsync(fd)
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // CheckWritable makes sure the record's directory exists (created 0700) and

@@ -41,13 +41,28 @@ type Record struct {
 	Skipped             int       `json:"skipped"`
 	Host                string    `json:"host,omitempty"`
 	PID                 int       `json:"pid,omitempty"`
+	// Reserved is the highest EVERY_RUN that may have been handed out: a
+	// run's number is reserved, durably, before its command starts (runs up
+	// to it need no sync), so that a record from before a power loss, which
+	// may have lost the starts after it, is never followed by a number
+	// already given. 0: none reserved (a record of an older every).
+	Reserved int `json:"reserved,omitempty"`
+	// Boot is the boot id of the kernel that wrote the record (see BootID):
+	// written under another, it comes from before a reboot, and the numbers
+	// it reserved may have been handed out.
+	Boot string `json:"boot,omitempty"`
+
+	// Durable is set by a File's Load on a record that is on disk: the one
+	// last synced, or one read after a reboot. It is never written.
+	Durable bool `json:"-"`
 }
 
 // Store keeps one job's Record.
 type Store interface {
 	// Load returns the record, or nil if there is none. A record that cannot be
-	// parsed is set aside and reported as a *CorruptError, with a nil record:
-	// the job starts fresh.
+	// parsed is set aside and reported as a *CorruptError, with a nil record
+	// (the job starts fresh) or, where the store keeps one, the record of its
+	// synced copy (CorruptError.Restored).
 	Load(ctx context.Context) (*Record, error)
 	// Save replaces the record as a whole: a reader sees the old one or the new
 	// one, never a mix, whatever happens to the writer.
@@ -62,9 +77,15 @@ type CorruptError struct {
 	Where   string
 	MovedTo string
 	Err     error
+	// Restored, if set, names the record's synced copy, whose record the
+	// job goes on from instead of starting fresh.
+	Restored string
 }
 
 func (e *CorruptError) Error() string {
+	if e.Restored != "" {
+		return fmt.Sprintf("state %s cannot be used (%v); kept as %s, going on from its last synced copy %s", e.Where, e.Err, e.MovedTo, e.Restored)
+	}
 	return fmt.Sprintf("state %s cannot be used (%v); kept as %s, starting fresh", e.Where, e.Err, e.MovedTo)
 }
 
@@ -160,7 +181,7 @@ func (r *Record) sane() error {
 		n    int
 	}{
 		{"runs", r.Runs}, {"failures", r.Failures}, {"skipped", r.Skipped},
-		{"consecutive_failures", r.ConsecutiveFailures}, {"last_attempts", r.LastAttempts},
+		{"consecutive_failures", r.ConsecutiveFailures}, {"last_attempts", r.LastAttempts}, {"reserved", r.Reserved},
 	} {
 		if c.n < 0 || int64(c.n) > MaxCount {
 			return fmt.Errorf("%s %d is out of range [0, %d]", c.name, c.n, int64(MaxCount))

@@ -363,6 +363,9 @@ func TestSane(t *testing.T) {
 		{"negative consecutive_failures", func(r *Record) { r.ConsecutiveFailures = -1 }, period, false},
 		{"overflowing consecutive_failures", func(r *Record) { r.ConsecutiveFailures = math.MaxInt }, period, false},
 		{"negative last_attempts", func(r *Record) { r.LastAttempts = -1 }, period, false},
+		{"reserved at the limit", func(r *Record) { r.Reserved = MaxCount }, period, true},
+		{"reserved at 2^53", func(r *Record) { r.Reserved = 1 << 53 }, period, false},
+		{"negative reserved", func(r *Record) { r.Reserved = -1 }, period, false},
 		{"negative pid", func(r *Record) { r.PID = -1 }, period, false},
 		{"pid beyond pid_max", func(r *Record) { r.PID = 1<<22 + 1 }, period, false},
 	} {

@@ -50,6 +50,7 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 		// Stress (stress.go).
 		"checkslots": checkSlots,
 		"torture":    torture,
+		"killruns":   killRuns, // killruns.go
 		// Calendar schedules against the wall clock (calendar.go).
 		"stamp":     stampCmd,
 		"waitclock": waitClockCmd,

@@ -174,7 +174,7 @@ func leftovers(ts *testscript.TestScript, dir string) int {
 	n := 0
 	for _, e := range entries {
 		switch name := e.Name(); {
-		case name == "t.json" || name == "t.lock" || name == "t.json.active":
+		case name == "t.json" || name == "t.lock" || name == "t.json.active" || name == ".t.json.synced":
 		case strings.HasPrefix(name, ".t.json.tmp-"):
 			n++
 		default:
