@@ -17,6 +17,7 @@ import (
 	"github.com/everycli/every/internal/redistest"
 	"github.com/everycli/every/lock"
 	"github.com/everycli/every/runner"
+	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
 
@@ -50,7 +51,7 @@ func tripLoop(t *testing.T, srv *redistest.Server, wire wiring, name string, run
 	if fatal, transient := f.check(context.Background()); fatal != nil || transient != nil {
 		t.Fatalf("check: %v, %v", fatal, transient)
 	}
-	cfg := runner.Config{Name: name, Command: []string{"true"}, Schedule: "20ms", Interval: 20 * time.Millisecond,
+	cfg := runner.Config{Name: name, Command: []string{"true"}, Schedule: schedule.Grid{Interval: 20 * time.Millisecond},
 		MaxRuns: runs, Timeout: time.Minute, KillAfter: time.Second, Host: "web-1", PID: os.Getpid(),
 		Env: os.Environ(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	cfg.Lock, cfg.Store = wire(f, name)

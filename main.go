@@ -170,7 +170,7 @@ func jobFiles(st settings, cfg *runner.Config) error {
 		return fleetStore(st, cfg)
 	}
 	if statePath != "" {
-		sf := state.File{Path: statePath, Period: period(cfg)}
+		sf := state.File{Path: statePath, Period: cfg.Schedule.Period(time.Now())}
 		if err := sf.CheckWritable(); errors.Is(err, state.ErrNotRecord) {
 			return fmt.Errorf("cannot write state file %q: it holds something other than a state record, which every would replace; choose another --state, or --no-state", statePath)
 		} else if errors.Is(err, state.ErrNotRegular) {
@@ -194,7 +194,7 @@ func jobFiles(st settings, cfg *runner.Config) error {
 		// cannot be held costs the job nothing but that column: said, not
 		// fatal; but one of another user's is never trusted (SPEC section 8).
 		path := markerPath(statePath)
-		m, err := holdActive(path, markerInfo{Name: cfg.Name, Schedule: cfg.Schedule, PID: cfg.PID, Host: cfg.Host})
+		m, err := holdActive(path, markerInfo{Name: cfg.Name, Schedule: cfg.Schedule.Recorded(), PID: cfg.PID, Host: cfg.Host})
 		switch {
 		case errors.Is(err, errForeignMarker):
 			return fmt.Errorf("cannot mark the job active in %q: %w; remove it, or choose --state-dir or --state", path, unwrapPath(err))
@@ -257,7 +257,7 @@ func fleetStore(st settings, cfg *runner.Config) error {
 	}
 	// With both in Redis, one session is the lock and the store: the record
 	// comes with the lock, and the run's end goes with its release.
-	cfg.Lock, cfg.Store = f.job(cfg.Name, cfg.Host, st.lockTTL, period(cfg), !st.noLock, !st.noState)
+	cfg.Lock, cfg.Store = f.job(cfg.Name, cfg.Host, st.lockTTL, cfg.Schedule.Period(time.Now()), !st.noLock, !st.noState)
 	return nil
 }
 
@@ -268,13 +268,4 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// period is the job's period, for the sanity check of its record: the
-// interval, or, for a calendar schedule, the span to the slot after next.
-func period(cfg *runner.Config) time.Duration {
-	if cfg.Calendar != nil {
-		return periodOf(cfg.Calendar, time.Now())
-	}
-	return cfg.Interval
 }

@@ -38,7 +38,7 @@ func observers(st settings, cfg *runner.Config) (done func(), err error) {
 		closers = append(closers, func() { _ = m.Close() })
 	}
 	if st.ping != nil {
-		period := shortestGap(cfg)
+		period := cfg.Schedule.MinGap(time.Now())
 		p := ping.New(ping.Config{URL: st.ping, Timeout: st.pingTimeout, FailAfter: st.pingFailAfter,
 			NoStart: period < time.Minute, Throttle: period < 12*time.Second, Logger: cfg.Logger})
 		obs = append(obs, p)
@@ -48,13 +48,4 @@ func observers(st settings, cfg *runner.Config) (done func(), err error) {
 		cfg.Observer = obs
 	}
 	return done, nil
-}
-
-// shortestGap returns the job's shortest time between two slots: its
-// interval, or a calendar schedule's shortest gap ahead.
-func shortestGap(cfg *runner.Config) time.Duration {
-	if cfg.Calendar != nil {
-		return gap(cfg.Calendar)
-	}
-	return cfg.Interval
 }

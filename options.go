@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"net/url"
 	"os"
 	"slices"
@@ -367,13 +366,13 @@ const minLockTTL = 100 * time.Millisecond
 // checked, whether or not it matters in this invocation.
 func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) {
 	o := &options{c: c, given: inv.given}
-	sched, text, err := o.schedule(inv.schedule)
+	sched, err := o.schedule(inv.schedule)
 	if err != nil {
 		return settings{}, err
 	}
 	cfg := runner.Config{
 		Command:      inv.command,
-		Schedule:     text,
+		Schedule:     sched,
 		Jitter:       o.duration("jitter"),
 		Delay:        o.duration("delay"),
 		Retries:      o.count("retries"),
@@ -415,11 +414,11 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) 
 	switch {
 	case o.err != nil:
 		return st, o.err
-	case cfg.Jitter >= gap(sched):
-		if _, isGrid := sched.(schedule.Grid); isGrid {
+	case cfg.Jitter >= sched.MinGap(time.Now()):
+		if !sched.WallClock() {
 			return st, usagef("bad %s %q: must be shorter than the interval %s; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), inv.schedule)
 		}
-		return st, usagef("bad %s %q: must be shorter than the %v between two slots of %q; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), gap(sched), inv.schedule)
+		return st, usagef("bad %s %q: must be shorter than the %v between two slots of %q; the jitter delays each run within its own period", o.label("jitter"), o.get("jitter"), sched.MinGap(time.Now()), inv.schedule)
 	case st.lockTTL < minLockTTL:
 		return st, usagef("bad %s %q: give a duration of at least 100ms, such as 30s", o.label("lock-ttl"), o.get("lock-ttl"))
 	case cfg.OutputTail < 1:
@@ -434,11 +433,6 @@ func config(c *cli.Context, inv invocation, stderr io.Writer) (settings, error) 
 		return st, usagef("bad %s %q: give 1 or more runs", o.label("ping-fail-after"), o.get("ping-fail-after"))
 	case st.statePath != "" && st.statePath == st.lockPath:
 		return st, usagef("bad --state and --lock %q: they may not name the same file; give each its own", st.statePath)
-	}
-	if cal, ok := sched.(*schedule.Calendar); ok {
-		cfg.Calendar = cal
-	} else {
-		cfg.Interval = sched.(schedule.Grid).Interval
 	}
 	cfg.Name = c.String("name")
 	if cfg.Name == "" && !inv.given["name"] {
@@ -485,82 +479,36 @@ func (o *options) pingURL(name string) *url.URL {
 	return u
 }
 
-// schedule parses the schedule with --align and --tz, and returns it with its
-// text as recorded in the state: as given, and those two options when given.
-func (o *options) schedule(given string) (schedule.Schedule, string, error) {
-	text, opts := given, schedule.Options{Align: o.c.Bool("align")}
-	if opts.Align {
-		text += " --align"
-	}
+// schedule parses the schedule with --align and --tz (its Recorded text
+// names them).
+func (o *options) schedule(given string) (schedule.Schedule, error) {
+	opts := schedule.Options{Align: o.c.Bool("align")}
 	if tz := o.get("tz"); tz != "" {
 		loc, err := schedule.LoadZone(tz)
 		if err != nil {
-			return nil, "", usagef("bad %s: %v", o.label("tz"), err)
+			return nil, usagef("bad %s: %v", o.label("tz"), err)
 		}
-		text += " --tz " + tz
 		opts.Zone = loc
 	}
 	s, err := schedule.Parse(given, opts)
-	if _, isGrid := s.(schedule.Grid); isGrid {
-		text = given // --tz moves no slot of a plain duration: not part of its grid
-	}
 	switch {
 	case err == nil:
 	case bareNumber(given) && strings.Trim(given, "0.") == "":
-		return nil, "", usagef("bad schedule %q: a number alone is not a schedule; give a unit, as in 90s or 5m", given)
+		return nil, usagef("bad schedule %q: a number alone is not a schedule; give a unit, as in 90s or 5m", given)
 	case bareNumber(given):
 		// Never seconds: an unquoted cron line (every 5 * * * * cmd) would
 		// run the first file of the directory.
-		return nil, "", usagef("bad schedule %q: a number alone is not a schedule; did you mean %ss?", given, given)
+		return nil, usagef("bad schedule %q: a number alone is not a schedule; did you mean %ss?", given, given)
 	case cronField().MatchString(given):
-		return nil, "", usagef("bad schedule %q: a cron expression has 5 fields, as one argument; quote them all, as in '*/5 * * * *'", given)
+		return nil, usagef("bad schedule %q: a cron expression has 5 fields, as one argument; quote them all, as in '*/5 * * * *'", given)
 	case opts.Align:
-		return nil, "", usagef("bad schedule: %v", err) // the hint is in it
+		return nil, usagef("bad schedule: %v", err) // the hint is in it
 	case len(strings.Fields(given)) == 1:
-		return nil, "", usagef("bad schedule: %v; try 500ms, 30s, 1m30s, 2h or 1d, or a cron expression", err)
+		return nil, usagef("bad schedule: %v; try 500ms, 30s, 1m30s, 2h or 1d, or a cron expression", err)
 	default:
-		return nil, "", usagef("bad schedule: %v; see every --help", err)
+		return nil, usagef("bad schedule: %v; see every --help", err)
 	}
-	return s, text, nil
-}
-
-// recorded parses a schedule as the state records it, with its --align and
-// --tz.
-func recorded(text string) (schedule.Schedule, error) {
-	f := strings.Fields(text)
-	var opts schedule.Options
-	if n := len(f); n >= 2 && f[n-2] == "--tz" {
-		loc, err := schedule.LoadZone(f[n-1])
-		if err != nil {
-			return nil, err
-		}
-		opts.Zone, f = loc, f[:n-2]
-	}
-	if n := len(f); n >= 1 && f[n-1] == "--align" {
-		opts.Align, f = true, f[:n-1]
-	}
-	return schedule.Parse(strings.Join(f, " "), opts)
-}
-
-// periodOf returns a schedule's period, for the sanity check of a record:
-// a grid's interval, a calendar's span from now to the slot after next.
-func periodOf(s schedule.Schedule, now time.Time) time.Duration {
-	if g, ok := s.(schedule.Grid); ok {
-		return g.Interval
-	}
-	return schedule.Period(s, now)
-}
-
-// gap returns the shortest time between two of the next slots after now: the
-// period that --jitter must stay within ("0,1 * * * *": a minute).
-func gap(s schedule.Schedule) time.Duration {
-	t := s.Next(time.Now())
-	shortest := time.Duration(math.MaxInt64)
-	for range 32 {
-		next := s.Next(t)
-		shortest, t = min(shortest, next.Sub(t)), next
-	}
-	return shortest
+	return s, nil
 }
 
 // envVars are the environment variables the flags read.

@@ -49,12 +49,10 @@ func (r StartReason) String() string { return startReasons[r] }
 
 // StartInput is what PlanStart decides from.
 type StartInput struct {
-	Record   *state.Record // found at start; nil: none
-	Schedule string        // as the user wrote it
-	Interval time.Duration
-	// Calendar is the schedule when it is on the wall clock; nil: a grid of
-	// Interval on the record's anchor.
-	Calendar    *schedule.Calendar
+	Record *state.Record // found at start; nil: none
+	// Schedule is the job's: its grid goes on the record's anchor, or
+	// starts anew; its Recorded text says whether the record is of it.
+	Schedule    schedule.Schedule
 	Now         time.Time
 	Delay       time.Duration // before the first slot of a fresh start
 	Policy      CatchUp
@@ -63,14 +61,6 @@ type StartInput struct {
 	// OneShot says the loop runs once (--max-runs 1): it never waits long
 	// for its slot (see oneShot).
 	OneShot bool
-}
-
-// slots returns the schedule of the start: the calendar, or the grid on anchor.
-func (in StartInput) slots(anchor time.Time) schedule.Schedule {
-	if in.Calendar != nil {
-		return in.Calendar
-	}
-	return schedule.Grid{Anchor: anchor, Interval: in.Interval}
 }
 
 // Start is where a loop starts on its grid, decided from the state it finds.
@@ -122,7 +112,7 @@ func nearSlot(period time.Duration) time.Duration { return min(period/100, time.
 // once it is over): the record is not final yet.
 func oneShot(in StartInput, s Start) Start {
 	fresh := s.Why == Fresh || s.Why == ScheduleChanged
-	g := in.slots(s.Anchor)
+	g := in.Schedule.Anchored(s.Anchor)
 	from := in.Now
 	if fresh {
 		from = from.Add(in.Delay)
@@ -143,17 +133,13 @@ func oneShot(in StartInput, s Start) Start {
 // planStart is PlanStart for a loop.
 func planStart(in StartInput) Start {
 	rec, now := in.Record, in.Now
-	if rec == nil || rec.Schedule != in.Schedule {
+	if rec == nil || rec.Schedule != in.Schedule.Recorded() {
 		why := Fresh
 		if rec != nil {
 			why = ScheduleChanged
 		}
 		anchor := now.Add(in.Delay)
-		due := anchor
-		if in.Calendar != nil {
-			due = in.Calendar.Next(anchor)
-		}
-		return Start{Anchor: anchor, Due: due, Why: why}
+		return Start{Anchor: anchor, Due: in.Schedule.First(anchor), Why: why}
 	}
 	if latest := rec.Latest(); latest.After(now) {
 		// From the future of this clock: the clock was set back since it was
@@ -164,13 +150,9 @@ func planStart(in StartInput) Start {
 		// from now, its first slot one period away, as if the recorded slot
 		// had run now. A calendar waits for its next slot after now (one the
 		// record shows run, within a period, is then skipped as done).
-		s := Start{Anchor: now, Due: now.Add(in.Interval), Why: ClockMovedBack, Ahead: latest.Sub(now)}
-		if in.Calendar != nil {
-			s.Due = in.Calendar.Next(now)
-		}
-		return s
+		return Start{Anchor: now, Due: in.Schedule.Anchored(now).Next(now), Why: ClockMovedBack, Ahead: latest.Sub(now)}
 	}
-	g := in.slots(rec.Anchor)
+	g := in.Schedule.Anchored(rec.Anchor)
 	done := rec.LastSlot
 	if done.IsZero() {
 		done = before(g, rec.Anchor)

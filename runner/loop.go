@@ -18,14 +18,12 @@ import (
 // Config is everything the loop needs, validated and typed. Zero values mean
 // "none" (no timeout, no jitter, no limit), except where a field says otherwise.
 type Config struct {
-	Name     string
-	Command  []string // argv; Command[0] is looked up in PATH when it has no slash
-	Schedule string   // as the user wrote it (with --align and --tz), as recorded
-	Interval time.Duration
-	// Calendar is the schedule when it is on the wall clock (a cron
-	// expression, an aligned duration); nil: a grid of Interval, started at
-	// once and kept on the monotonic clock.
-	Calendar *schedule.Calendar
+	Name    string
+	Command []string // argv; Command[0] is looked up in PATH when it has no slash
+	// Schedule is when the slots are: on the wall clock (a cron expression,
+	// an aligned duration), or a grid started at once and kept on the
+	// monotonic clock. Its Recorded text is the record's.
+	Schedule schedule.Schedule
 
 	Jitter time.Duration // each start is delayed by a uniform random part of it
 	Delay  time.Duration // wait before the first slot of a fresh start
@@ -236,7 +234,7 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, don
 	}
 	interrupted := rec != nil && rec.Running && !l.holderAlive(rec, false)
 	now := l.now()
-	plan := PlanStart(StartInput{Record: rec, Schedule: l.cfg.Schedule, Interval: l.cfg.Interval, Calendar: l.cfg.Calendar,
+	plan := PlanStart(StartInput{Record: rec, Schedule: l.cfg.Schedule,
 		Now: now, Delay: l.cfg.Delay, Policy: l.cfg.CatchUp, Max: l.cfg.CatchUpMax, Interrupted: interrupted,
 		OneShot: l.cfg.MaxRuns == 1})
 	if rec != nil {
@@ -292,7 +290,7 @@ func (l *loop) ready(plan Start, now time.Time) {
 	case !plan.At.IsZero():
 		at = plan.At
 	}
-	l.log.Info("ready", "event", "ready", "schedule", l.cfg.Schedule, "first", l.label(first).UTC(), "in", roughly(at.Sub(now)))
+	l.log.Info("ready", "event", "ready", "schedule", l.cfg.Schedule.Recorded(), "first", l.label(first).UTC(), "in", roughly(at.Sub(now)))
 }
 
 // roughly is schedule.Distance.
@@ -409,7 +407,7 @@ func (l *loop) earlyWake() time.Duration {
 // arm arms the wake-up for at: on the wall clock for a calendar schedule,
 // on a clock that counts suspends for a grid.
 func (l *loop) arm(at time.Time) (<-chan bool, func()) {
-	if l.cfg.Calendar != nil {
+	if l.cfg.Schedule.WallClock() {
 		return l.cfg.Clock.Wall(at)
 	}
 	return l.cfg.Clock.Boot(at.Sub(l.now()))
@@ -430,10 +428,7 @@ func (l *loop) passed(due, cur, now time.Time, why string) (runs []time.Time, ne
 // calendar schedule has no anchor of its own: it is recorded, only.
 func (l *loop) setGrid(anchor time.Time) {
 	l.anchor = anchor
-	l.slots = l.cfg.Calendar
-	if l.cfg.Calendar == nil {
-		l.slots = schedule.Grid{Anchor: l.anchor, Interval: l.cfg.Interval}
-	}
+	l.slots = l.cfg.Schedule.Anchored(anchor)
 }
 
 // now reads the clock, onto the loop's timeline: for a grid, the wall clock
@@ -457,10 +452,7 @@ func (l *loop) unlabel(t time.Time) time.Time { return t.Add(-l.shift) }
 
 // labelled returns the schedule as the records see it: on wall-clock times.
 func (l *loop) labelled() schedule.Schedule {
-	if l.cfg.Calendar != nil {
-		return l.cfg.Calendar
-	}
-	return schedule.Grid{Anchor: l.label(l.anchor), Interval: l.cfg.Interval}
+	return l.cfg.Schedule.Anchored(l.label(l.anchor))
 }
 
 // onClock returns t, a time on the loop's timeline, as a time of the Clock,
@@ -503,7 +495,7 @@ func (l *loop) observe() (stepped bool) {
 	if step < 0 {
 		msg, detail = "wall clock set back", "slots follow it; none that ran runs again"
 	}
-	if l.cfg.Calendar == nil {
+	if !l.cfg.Schedule.WallClock() {
 		l.shift += step
 		l.rec = restamp(l.rec, step)
 		l.stale += step

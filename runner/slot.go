@@ -101,7 +101,7 @@ func (l *loop) startFirst(slot time.Time, manual bool) (now time.Time, start *st
 		return now, nil
 	}
 	now, rec := l.now(), l.rec
-	if rec.Running || rec.Schedule != l.cfg.Schedule || l.otherGrid(&rec) || Done(&rec, false, l.label(slot), l.label(now), l.labelled()) {
+	if rec.Running || rec.Schedule != l.cfg.Schedule.Recorded() || l.otherGrid(&rec) || Done(&rec, false, l.label(slot), l.label(now), l.labelled()) {
 		return now, nil
 	}
 	s := l.booked(slot, now, false)
@@ -111,7 +111,7 @@ func (l *loop) startFirst(slot time.Time, manual bool) (now time.Time, start *st
 // otherGrid reports whether rec, of this schedule, is on another grid than
 // the loop's: another instance's, for the loop to join.
 func (l *loop) otherGrid(rec *state.Record) bool {
-	return l.cfg.Calendar == nil && !rec.Anchor.Equal(l.label(l.anchor))
+	return !l.cfg.Schedule.WallClock() && !rec.Anchor.Equal(l.label(l.anchor))
 }
 
 // booked returns the loop's record with the start of the run of slot
@@ -120,7 +120,7 @@ func (l *loop) booked(slot, now time.Time, manual bool) state.Record {
 	if manual {
 		slot = l.slots.Prev(now)
 	}
-	r := markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule,
+	r := markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule.Recorded(),
 		Anchor: l.label(l.anchor), Slot: l.label(slot), At: l.label(now), Host: l.cfg.Host, PID: l.cfg.PID})
 	r.Skipped = state.AddCount(r.Skipped, l.lateSkips)
 	return r
@@ -286,7 +286,7 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 		rec = &mine
 	}
 	interrupted := rec.Running && !l.holderAlive(rec, l.cfg.Lock != nil)
-	if rec.Schedule == l.cfg.Schedule {
+	if rec.Schedule == l.cfg.Schedule.Recorded() {
 		if l.otherGrid(rec) && !rec.Latest().After(l.label(now)) && !rec.Anchor.Equal(l.left) {
 			// Another instance runs this job on its own grid: join it. (Not
 			// the grid of a record from the future, the clock set back
@@ -347,7 +347,7 @@ func (l *loop) ownStale(rec *state.Record) bool {
 // or, if the run went past it, the first slot after end, the ones between
 // skipped and logged. Catch-up runs that follow one another overrun nothing.
 func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
-	if since := l.seen.since(l.mark); since.suspends > 0 || since.steps > 0 && l.cfg.Calendar != nil {
+	if since := l.seen.since(l.mark); since.suspends > 0 || since.steps > 0 && l.cfg.Schedule.WallClock() {
 		// Slots passed in a suspend, or the wall clock set past a calendar's
 		// slots, during the run: missed, not overrun; the wait that follows
 		// sees them passed, and --catch-up picks.
@@ -407,11 +407,8 @@ func (l *loop) notPast(next time.Time) time.Time {
 // (its time did not exist: the end of the gap) or chose (its time occurs
 // twice: the first).
 func (l *loop) dst(slot time.Time) {
-	if l.cfg.Calendar == nil {
-		return
-	}
 	var why string
-	switch l.cfg.Calendar.Shift(slot) {
+	switch l.cfg.Schedule.Shift(slot) {
 	case schedule.Gap:
 		why = "its local time does not exist today; running at the end of the gap"
 	case schedule.Repeat:
@@ -420,5 +417,5 @@ func (l *loop) dst(slot time.Time) {
 		return
 	}
 	l.log.Info("slot moved by a DST change", "event", "catch_up", "reason", "dst", "missed", 0,
-		"slot", slot.Round(0).In(l.cfg.Calendar.Location()).Format(time.RFC3339), "detail", why)
+		"slot", slot.Round(0).In(l.cfg.Schedule.Location()).Format(time.RFC3339), "detail", why)
 }

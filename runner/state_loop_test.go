@@ -93,8 +93,7 @@ func TestLoopRestartKeepsPhase(t *testing.T) {
 		store := &memStore{}
 		f := &fakeExec{took: []time.Duration{time.Second}}
 		cfg := testConfig(f, &bytes.Buffer{}, nil)
-		cfg.Interval = 90 * time.Second
-		cfg.Schedule = "90s"
+		cfg.Schedule = grid("90s")
 		cfg.Store = store
 		origin := time.Now()
 		// Two runs (at +0 and +90s), then a stop at +120s.
