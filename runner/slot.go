@@ -76,8 +76,32 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 			}
 		}
 	}
-	l.run(ctx, slot, now, manual, catchingUp, lease, started, &out)
+	l.run(ctx, runPlan{slot: slot, start: now, manual: manual, catchingUp: catchingUp, lease: lease, written: started}, &out)
 	return out
+}
+
+// runPlan is one run of a slot, as runSlot hands it on, under the lock.
+type runPlan struct {
+	slot  time.Time // the slot it runs for
+	start time.Time // when it starts, on the loop's timeline
+	// manual says it was asked for (SIGUSR1): it books the slot it runs in,
+	// and moves no slot due.
+	manual bool
+	// catchingUp says more catch-up runs follow at once: this one overruns
+	// no slot.
+	catchingUp bool
+	lease      lock.Lease // the lock it runs under
+	written    bool       // its start was written with the lock already
+}
+
+// runEnd is how a run ended, as run tells of it.
+type runEnd struct {
+	at       time.Time // on the loop's timeline
+	res      Result
+	attempts int
+	// failedBefore is the record's count of consecutive failures before
+	// the run: a success after some is a recovery.
+	failedBefore int
 }
 
 // startFirst returns the start of the run of slot, made from the loop's own
@@ -129,25 +153,25 @@ func (l *loop) booked(slot, now time.Time, manual bool) state.Record {
 // run runs the slot's command, under the lock, and books it in the record:
 // its start while the command starts (unless written, with the lock
 // already), its end once it is over.
-func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp bool, lease lock.Lease, written bool, out *outcome) {
+func (l *loop) run(ctx context.Context, p runPlan, out *outcome) {
 	l.runAsked = false // this run answers a SIGUSR1 that came while the slot began
-	if !manual {
-		l.dst(slot)
+	if !p.manual {
+		l.dst(p.slot)
 	}
-	if !written {
-		l.rec = l.booked(slot, now, manual)
+	if !p.written {
+		l.rec = l.booked(p.slot, p.start, p.manual)
 	}
 	l.lateSkips = 0 // booked, with the start written by the lock or here
-	started, startErr := l.saveStart(ctx, written)
+	started, startErr := l.saveStart(ctx, p.written)
 	l.tail = nil
 	if l.cfg.QuietSuccess || l.cfg.Hooks.any() || l.cfg.Observer != nil && l.cfg.Observer.WantsOutput() {
 		l.tail = NewTail(l.cfg.OutputTail)
 	}
 	if o := l.cfg.Observer; o != nil {
-		o.Started(Run{Slot: l.label(slot), Start: l.label(now), Late: now.Sub(slot), Record: l.rec, Next: l.label(out.next)})
+		o.Started(Run{Slot: l.label(p.slot), Start: l.label(p.start), Late: p.start.Sub(p.slot), Record: l.rec, Next: l.label(out.next)})
 	}
-	res, attempts, stop := l.attempts(ctx, slot, lease)
-	end := l.now()
+	res, attempts, stop := l.attempts(ctx, p.slot, p.lease)
+	e := runEnd{at: l.now(), res: res, attempts: attempts, failedBefore: l.rec.ConsecutiveFailures}
 	l.ran++
 	out.ran, out.res, out.stop = true, res, stop
 	// The end must replace the start, never the other way round: if the start
@@ -158,9 +182,8 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 	if startDone && l.cfg.Store != nil {
 		l.saved(*startErr)
 	}
-	out.next = l.overran(out.next, end, catchingUp)
-	failedBefore := l.rec.ConsecutiveFailures
-	l.rec = markEnd(l.rec, res, attempts, l.label(end))
+	out.next = l.overran(out.next, e.at, p.catchingUp)
+	l.rec = markEnd(l.rec, res, attempts, l.label(e.at))
 	if res.Outcome == Success {
 		l.failures = 0
 	} else {
@@ -169,13 +192,14 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 	if startDone {
 		out.stopBy(l.save(ctx, l.rec, out.stop != nil))
 	}
-	l.logFinish(res, attempts, end.Sub(now), failedBefore)
-	l.told(slot, now, end, res, attempts, lease, failedBefore, out)
+	l.logFinish(e, e.at.Sub(p.start))
+	l.told(p, e, out)
 }
 
 // told tells of a run's end: its held output printed if it failed
 // (--quiet-success), the observer, and the hooks it calls for.
-func (l *loop) told(slot, start, end time.Time, res Result, attempts int, lease lock.Lease, failedBefore int, out *outcome) {
+func (l *loop) told(p runPlan, e runEnd, out *outcome) {
+	res, slot, start := e.res, p.slot, p.start
 	var output []byte
 	var dropped int64
 	if l.tail != nil {
@@ -188,12 +212,12 @@ func (l *loop) told(slot, start, end time.Time, res Result, attempts int, lease 
 		l.tail.Replay(os.Stdout, os.Stderr)
 	}
 	if o := l.cfg.Observer; o != nil {
-		o.Finished(Run{Slot: l.label(slot), Start: l.label(start), Late: start.Sub(slot), End: l.label(end), Result: res, Attempts: attempts,
+		o.Finished(Run{Slot: l.label(slot), Start: l.label(start), Late: start.Sub(slot), End: l.label(e.at), Result: res, Attempts: e.attempts,
 			Record: l.rec, Next: l.label(out.next), Output: output, Dropped: dropped})
 	}
 	if l.cfg.Hooks.any() {
-		out.hooks = &hookRun{env: l.env(slot, attempts, lease.Token()), res: res, attempts: attempts, duration: end.Sub(start),
-			failures: l.rec.ConsecutiveFailures, recovered: res.Outcome == Success && failedBefore > 0,
+		out.hooks = &hookRun{env: l.env(slot, e.attempts, p.lease.Token()), res: res, attempts: e.attempts, duration: e.at.Sub(start),
+			failures: l.rec.ConsecutiveFailures, recovered: res.Outcome == Success && e.failedBefore > 0,
 			output: output, outputKept: l.tail != nil}
 	}
 }
@@ -371,9 +395,11 @@ func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
 // flood the log; the success that ends a streak of failures (failedBefore,
 // the record's, so a streak begun before a restart counts) says how many, at
 // warn, as the failures were: -q shows the end of every failure it showed.
-func (l *loop) logFinish(res Result, attempts int, d time.Duration, failedBefore int) {
+// d is the run's duration.
+func (l *loop) logFinish(e runEnd, d time.Duration) {
+	res := e.res
 	attrs := []any{"event", "finish", "result", string(res.Outcome), "exit_code", res.ExitCode,
-		"duration_ms", d.Milliseconds(), "attempts", attempts}
+		"duration_ms", d.Milliseconds(), "attempts", e.attempts}
 	if res.Signal != 0 {
 		attrs = append(attrs, "signal", SignalName(res.Signal))
 	}
@@ -386,7 +412,7 @@ func (l *loop) logFinish(res Result, attempts int, d time.Duration, failedBefore
 		return
 	}
 	total, _, _, _ := l.outages.failing.end()
-	if n := max(total, failedBefore); n > 0 {
+	if n := max(total, e.failedBefore); n > 0 {
 		attrs = append(attrs, "after_failures", n)
 		l.log.Warn("run finished", attrs...)
 		return
