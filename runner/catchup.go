@@ -43,8 +43,10 @@ const (
 	ClockMovedBack                     // the record's times lie ahead of now: a new grid from now
 )
 
-var startReasons = []string{"fresh", "schedule changed", "resumed", "clock moved back"}
+// startReasons are the tokens of the reasons: the catch_up line's reason.
+var startReasons = []string{"fresh", ReasonScheduleChanged, "resumed", ReasonClockMovedBack}
 
+// String returns the reason's token.
 func (r StartReason) String() string { return startReasons[r] }
 
 // StartInput is what PlanStart decides from.

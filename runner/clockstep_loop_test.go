@@ -232,7 +232,7 @@ func TestLoopRecordFromTheFutureAtStart(t *testing.T) {
 				events := logEvents(t, &buf)
 				var back []map[string]any
 				for _, e := range eventsNamed(events, "catch_up") {
-					if e["reason"] == ClockMovedBack.String() {
+					if e["reason"] == "clock_moved_back" {
 						back = append(back, e)
 					}
 				}

@@ -256,23 +256,23 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, don
 		if !plan.At.IsZero() {
 			runs++ // a one-shot's run at once
 		}
-		l.log.Info("slots missed while not running", "event", "catch_up", "missed", plan.Missed, "policy", policy, "runs", runs, "interrupted", interrupted)
+		l.log.Info("slots missed while not running", "event", EventCatchUp, "missed", plan.Missed, "policy", policy, "runs", runs, "interrupted", interrupted)
 	case plan.Why == ClockMovedBack:
 		// SPEC 9: a clock set back is not corruption. The record is kept,
 		// its slot counts as run, and the grid starts again from now.
 		l.left = rec.Anchor
-		l.log.Warn("clock moved back: the state's times lie ahead of the wall clock, starting on a new grid", "event", "catch_up",
+		l.log.Warn("clock moved back: the state's times lie ahead of the wall clock, starting on a new grid", "event", EventCatchUp,
 			"missed", 0, "policy", policy, "reason", plan.Why.String(), "step", (-plan.Ahead).String(),
 			"state_time", rec.Latest().UTC(), "next", plan.Due.UTC())
 	case plan.Why == ScheduleChanged:
-		l.log.Info(plan.Why.String()+", starting on a new grid", "event", "catch_up", "missed", 0, "policy", policy, "reason", plan.Why.String())
+		l.log.Info("schedule changed, starting on a new grid", "event", EventCatchUp, "missed", 0, "policy", policy, "reason", plan.Why.String())
 	}
 	l.ready(plan, now)
 	l.mark = l.seen
 	if plan.Done {
-		l.log.Info("slot already run, nothing to do", "event", "skip", "reason", "done", "count", 1,
+		l.log.Info("slot already run, nothing to do", "event", EventSkip, "reason", ReasonDone, "count", 1,
 			"slot", l.label(plan.Ran).UTC(), "next", l.label(plan.Due).UTC())
-		l.skipped("done", 1, plan.Due)
+		l.skipped(ReasonDone, 1, plan.Due)
 		return nil, plan.Due, true, nil
 	}
 	return plan.Runs, plan.Due, false, nil
@@ -290,7 +290,7 @@ func (l *loop) ready(plan Start, now time.Time) {
 	case !plan.At.IsZero():
 		at = plan.At
 	}
-	l.log.Info("ready", "event", "ready", "schedule", l.cfg.Schedule.Recorded(), "first", l.label(first).UTC(), "in", roughly(at.Sub(now)))
+	l.log.Info("ready", "event", EventReady, "schedule", l.cfg.Schedule.Recorded(), "first", l.label(first).UTC(), "in", roughly(at.Sub(now)))
 }
 
 // roughly is schedule.Distance.
@@ -338,9 +338,9 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 				l.mark = l.seen
 				switch {
 				case since.suspends > 0:
-					slots, due = l.passed(due, cur, now, "suspend")
+					slots, due = l.passed(due, cur, now, ReasonSuspend)
 				case set || since.steps > 0:
-					slots, due = l.passed(due, cur, now, "clock")
+					slots, due = l.passed(due, cur, now, ReasonClock)
 				default:
 					return l.late(due, cur), false, nil
 				}
@@ -386,8 +386,8 @@ func (l *loop) late(due, cur time.Time) []time.Time {
 	skipped := schedule.Count(l.slots, due, cur, maxCount)
 	l.lateSkips += int(skipped)
 	l.repeated(&l.outages.overrun, "late", int(skipped), slog.LevelWarn, "woke up late (stopped or starved), skipping the slots that passed",
-		"event", "skip", "reason", "overrun", "late_ms", l.now().Sub(due).Milliseconds(), "next", l.label(cur).UTC())
-	l.skipped("overrun", int(skipped), cur)
+		"event", EventSkip, "reason", ReasonOverrun, "late_ms", l.now().Sub(due).Milliseconds(), "next", l.label(cur).UTC())
+	l.skipped(ReasonOverrun, int(skipped), cur)
 	return []time.Time{cur}
 }
 
@@ -419,7 +419,7 @@ func (l *loop) arm(at time.Time) (<-chan bool, func()) {
 func (l *loop) passed(due, cur, now time.Time, why string) (runs []time.Time, next time.Time) {
 	missed := schedule.Count(l.slots, due, cur, maxCount) + 1
 	runs = catchUp(l.slots, cur, missed, l.cfg.CatchUp, l.cfg.CatchUpMax)
-	l.log.Info("slots passed while waiting", "event", "catch_up", "missed", missed, "policy", l.cfg.CatchUp.String(),
+	l.log.Info("slots passed while waiting", "event", EventCatchUp, "missed", missed, "policy", l.cfg.CatchUp.String(),
 		"runs", len(runs), "reason", why)
 	return runs, l.slots.Next(now)
 }
@@ -501,7 +501,7 @@ func (l *loop) observe() (stepped bool) {
 		l.stale += step
 		detail = "the grid keeps its pace on the monotonic clock; the slot times recorded and passed on follow the wall clock"
 	}
-	l.repeated(&l.outages.clock, "step", 1, slog.LevelWarn, msg, "event", "catch_up", "reason", "clock", "missed", 0,
+	l.repeated(&l.outages.clock, "step", 1, slog.LevelWarn, msg, "event", EventCatchUp, "reason", ReasonClock, "missed", 0,
 		"step", step.String(), "detail", detail)
 	return true
 }
@@ -528,5 +528,5 @@ func isStop(sig os.Signal) bool {
 
 // logStop logs the stop signal, once per stop.
 func (l *loop) logStop(sig os.Signal, running bool) {
-	l.log.Info("stopping", "event", "stop", "signal", SignalName(sig.(syscall.Signal)), "running", running)
+	l.log.Info("stopping", "event", EventStop, "signal", SignalName(sig.(syscall.Signal)), "running", running)
 }

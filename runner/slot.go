@@ -58,9 +58,9 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	if out.stop = stop; stop != nil || err != nil {
 		return out
 	}
-	l.ended(&l.outages.store, true, "store reachable again", "event", "skip", "reason", "store")
-	l.ended(&l.outages.lockErr, true, "lock taken again", "event", "lock_error")
-	l.ended(&l.outages.locked, false, "lock free again", "event", "skip", "reason", "locked")
+	l.ended(&l.outages.store, true, "store reachable again", "event", EventSkip, "reason", ReasonStore)
+	l.ended(&l.outages.lockErr, true, "lock taken again", "event", EventLockError)
+	l.ended(&l.outages.locked, false, "lock free again", "event", EventSkip, "reason", ReasonLocked)
 	defer func() { out.stopBy(l.unlock(lease, out.stop != nil)) }()
 
 	if started {
@@ -254,15 +254,15 @@ func (l *loop) lockFailed(err error) (reason string) {
 				h = lock.Holder{PID: rec.PID, Host: rec.Host}
 			}
 		}
-		l.repeated(&l.outages.locked, "busy", 1, slog.LevelInfo, "lock busy, skipping the slot", "event", "skip", "reason", "locked",
+		l.repeated(&l.outages.locked, "busy", 1, slog.LevelInfo, "lock busy, skipping the slot", "event", EventSkip, "reason", ReasonLocked,
 			"holder_pid", h.PID, "holder_host", h.Host)
-		return "locked"
+		return ReasonLocked
 	case errors.Is(err, lock.ErrStore):
-		l.repeated(&l.outages.store, "store", 1, slog.LevelError, "store unreachable, skipping the slot", "event", "skip", "reason", "store", "error", err.Error())
-		return "store"
+		l.repeated(&l.outages.store, "store", 1, slog.LevelError, "store unreachable, skipping the slot", "event", EventSkip, "reason", ReasonStore, "error", err.Error())
+		return ReasonStore
 	default:
-		l.repeated(&l.outages.lockErr, "lock", 1, slog.LevelError, "cannot take the lock, skipping the slot", "event", "lock_error", "error", err.Error())
-		return "lock"
+		l.repeated(&l.outages.lockErr, "lock", 1, slog.LevelError, "cannot take the lock, skipping the slot", "event", EventLockError, "error", err.Error())
+		return ReasonLock
 	}
 }
 
@@ -292,12 +292,12 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 	case err != nil:
 		out.unavailable = true
 		out.next = l.notPast(out.next)
-		l.repeated(&l.outages.stateRead, "read", 1, slog.LevelError, "cannot read state, skipping the slot", "event", "skip", "reason", "state",
+		l.repeated(&l.outages.stateRead, "read", 1, slog.LevelError, "cannot read state, skipping the slot", "event", EventSkip, "reason", ReasonState,
 			"state", l.cfg.Store.Where(), "error", err.Error())
-		l.skipped("state", 1, out.next)
+		l.skipped(ReasonState, 1, out.next)
 		return slot, true
 	}
-	l.ended(&l.outages.stateRead, true, "state readable again", "event", "skip", "reason", "state")
+	l.ended(&l.outages.stateRead, true, "state readable again", "event", EventSkip, "reason", ReasonState)
 	if rec == nil {
 		return slot, false
 	}
@@ -327,12 +327,12 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 			if l.cfg.MaxRuns == 1 {
 				// A one-shot ends with it: it says so, as its ready line
 				// would have if the run had been over then.
-				l.log.Info("slot already run, nothing to do", "event", "skip", "reason", "done", "count", 1,
+				l.log.Info("slot already run, nothing to do", "event", EventSkip, "reason", ReasonDone, "count", 1,
 					"slot", l.label(slot).UTC(), "next", l.label(out.next).UTC())
 			} else {
-				l.log.Debug("slot already run", "event", "skip", "reason", "done", "count", 1, "slot", l.label(slot).UTC())
+				l.log.Debug("slot already run", "event", EventSkip, "reason", ReasonDone, "count", 1, "slot", l.label(slot).UTC())
 			}
-			l.skipped("done", 1, out.next)
+			l.skipped(ReasonDone, 1, out.next)
 			return slot, true
 		}
 	}
@@ -378,15 +378,15 @@ func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
 		return next
 	}
 	if catchingUp || !next.Before(end) {
-		l.ended(&l.outages.overrun, false, "runs fit their slots again", "event", "skip", "reason", "overrun")
+		l.ended(&l.outages.overrun, false, "runs fit their slots again", "event", EventSkip, "reason", ReasonOverrun)
 		return next
 	}
 	after := l.slots.Next(end)
 	skipped := schedule.Count(l.slots, next, after, maxCount)
 	l.rec.Skipped = state.AddCount(l.rec.Skipped, int(skipped))
-	l.repeated(&l.outages.overrun, "overrun", int(skipped), slog.LevelWarn, "run overran its slots", "event", "skip", "reason", "overrun",
+	l.repeated(&l.outages.overrun, "overrun", int(skipped), slog.LevelWarn, "run overran its slots", "event", EventSkip, "reason", ReasonOverrun,
 		"next", l.label(after).UTC())
-	l.skipped("overrun", int(skipped), after)
+	l.skipped(ReasonOverrun, int(skipped), after)
 	return after
 }
 
@@ -398,7 +398,7 @@ func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
 // d is the run's duration.
 func (l *loop) logFinish(e runEnd, d time.Duration) {
 	res := e.res
-	attrs := []any{"event", "finish", "result", string(res.Outcome), "exit_code", res.ExitCode,
+	attrs := []any{"event", EventFinish, "result", string(res.Outcome), "exit_code", res.ExitCode,
 		"duration_ms", d.Milliseconds(), "attempts", e.attempts}
 	if res.Signal != 0 {
 		attrs = append(attrs, "signal", SignalName(res.Signal))
@@ -442,6 +442,6 @@ func (l *loop) dst(slot time.Time) {
 	default:
 		return
 	}
-	l.log.Info("slot moved by a DST change", "event", "catch_up", "reason", "dst", "missed", 0,
+	l.log.Info("slot moved by a DST change", "event", EventCatchUp, "reason", ReasonDST, "missed", 0,
 		"slot", slot.Round(0).In(l.cfg.Schedule.Location()).Format(time.RFC3339), "detail", why)
 }

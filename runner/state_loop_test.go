@@ -377,3 +377,25 @@ func TestLoopFailedEndWriteLosesNothing(t *testing.T) {
 		}
 	})
 }
+
+// A record of another schedule: a new grid, said at start with a token for
+// its reason (not prose), the slot run at once as on a fresh start.
+func TestLoopScheduleChangedReason(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		origin := time.Now()
+		store := &memStore{rec: &state.Record{Version: 1, Name: "job", Schedule: "1m", Anchor: origin.Add(-time.Hour),
+			LastSlot: origin.Add(-time.Minute), Runs: 3}}
+		f := &fakeExec{}
+		var buf bytes.Buffer
+		cfg := testConfig(f, &buf, nil)
+		cfg.Store, cfg.MaxRuns = store, 1
+		Loop(context.Background(), cfg)
+		caught := eventsNamed(logEvents(t, &buf), "catch_up")
+		if len(caught) != 1 || caught[0]["reason"] != "schedule_changed" || caught[0]["msg"] != "schedule changed, starting on a new grid" {
+			t.Errorf("catch_up lines %v, want one with reason=schedule_changed", caught)
+		}
+		if len(f.calls) != 1 || !f.calls[0].at.Equal(origin) {
+			t.Errorf("runs %v, want one at once, on the new grid", f.calls)
+		}
+	})
+}
