@@ -31,7 +31,7 @@ func sessionWiring(f *fleet, name string) (lock.Locker, state.Store) {
 
 // separateWiring is the wiring before Session: a lock and a store apart.
 func separateWiring(f *fleet, name string) (lock.Locker, state.Store) {
-	return lock.Redis{Client: f.client, Key: f.lockKey(name), TTL: 30 * time.Second, Host: "web-1", Where: f.server},
+	return lock.Redis{Client: f.client, Key: f.lockKey(name), TTL: 30 * time.Second, Host: "web-1", Server: f.server},
 		state.Redis{Client: f.client, Key: f.stateKey(name), Period: 20 * time.Millisecond, Server: f.server}
 }
 

@@ -124,7 +124,7 @@ func oneShot(in StartInput, s Start) Start {
 	switch rec := in.Record; {
 	case next.Sub(from) <= nearSlot(next.Sub(prev)):
 		s.Due = next
-	case !fresh && !(rec.Running && !in.Interrupted) && Done(rec, in.Interrupted, prev, in.Now, g):
+	case !fresh && !(rec.Running && !in.Interrupted) && ranAlready(rec, in.Interrupted, prev, in.Now, g):
 		s.Due, s.Done, s.Ran = next, true, prev
 	default:
 		s.Due, s.At = prev, from
@@ -203,11 +203,11 @@ func ahead(g schedule.Schedule, slot, now time.Time) bool {
 	return !slot.Before(now.Add(period))
 }
 
-// Done reports whether the record shows slot as run already, by this instance
+// ranAlready reports whether the record shows slot as run already, by this instance
 // or another. The slot of a run that was cut short (interrupted) is not done.
 // A last slot a period or more in the future of now means the clock was set
 // back, and shows nothing done.
-func Done(rec *state.Record, interrupted bool, slot, now time.Time, g schedule.Schedule) bool {
+func ranAlready(rec *state.Record, interrupted bool, slot, now time.Time, g schedule.Schedule) bool {
 	last := rec.LastSlot
 	if interrupted {
 		last = before(g, last)

@@ -180,7 +180,7 @@ func TestPlanStart(t *testing.T) {
 	}
 }
 
-func TestDone(t *testing.T) {
+func TestRanAlready(t *testing.T) {
 	anchor := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	iv := 10 * time.Second
 	rec := &state.Record{LastSlot: anchor.Add(50 * time.Second)}
@@ -199,7 +199,7 @@ func TestDone(t *testing.T) {
 		{"the slot before a run cut short", true, 40 * time.Second, 51 * time.Second, true},
 	}
 	for _, tt := range tests {
-		if got := Done(rec, tt.interrupted, anchor.Add(tt.slot), anchor.Add(tt.now), schedule.Grid{Anchor: anchor, Interval: iv}); got != tt.want {
+		if got := ranAlready(rec, tt.interrupted, anchor.Add(tt.slot), anchor.Add(tt.now), schedule.Grid{Anchor: anchor, Interval: iv}); got != tt.want {
 			t.Errorf("%s: Done = %v, want %v", tt.name, got, tt.want)
 		}
 	}

@@ -1,5 +1,7 @@
-// Package runner owns the loop of every: the slot grid, catch-up, retries,
-// skips, and the execution of one attempt of the command.
+// Package runner owns the loop of every: the wait for each slot of the
+// schedule (package schedule says when they are), the lock and the record
+// around a run, catch-up, retries, skips, hooks, and the execution of one
+// attempt of the command.
 package runner
 
 import (

@@ -125,7 +125,7 @@ func (l *loop) startFirst(slot time.Time, manual bool) (now time.Time, start *st
 		return now, nil
 	}
 	now, rec := l.now(), l.rec
-	if rec.Running || rec.Schedule != l.cfg.Schedule.Recorded() || l.otherGrid(&rec) || Done(&rec, false, l.label(slot), l.label(now), l.labelled()) {
+	if rec.Running || rec.Schedule != l.cfg.Schedule.Recorded() || l.otherGrid(&rec) || ranAlready(&rec, false, l.label(slot), l.label(now), l.labelled()) {
 		return now, nil
 	}
 	s := l.booked(slot, now, false)
@@ -321,7 +321,7 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 				out.next = l.slots.Next(slot)
 			}
 		}
-		if !manual && Done(rec, interrupted, l.label(slot), l.label(now), l.labelled()) {
+		if !manual && ranAlready(rec, interrupted, l.label(slot), l.label(now), l.labelled()) {
 			l.rec = *rec
 			out.next, out.done = l.notPast(out.next), true
 			if l.cfg.MaxRuns == 1 {
