@@ -18,6 +18,7 @@ const (
 	EventLockError  = "lock_error"  // the lock could not be taken, released or kept
 	EventHook       = "hook"        // a hook ended
 	EventReady      = "ready"       // once, at start: the schedule and its first slot
+	EventOutput     = "output"      // a failed run's held output was cut (--quiet-success)
 )
 
 // The reasons of skip, catch_up, timeout and kill lines.

@@ -7,7 +7,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -207,7 +206,10 @@ func (l *loop) told(p runPlan, e runEnd, out *outcome) {
 	}
 	if l.cfg.QuietSuccess && res.Outcome != Success && l.tail != nil {
 		if dropped > 0 {
-			fmt.Fprintf(os.Stderr, "every: [%d earlier bytes of output not kept; --output-tail %d]\n", dropped, l.cfg.OutputTail)
+			// Through the log, as every's other lines: the reader of the
+			// output that follows learns it is a tail.
+			l.log.Warn("output cut: its earlier bytes were not kept", "event", EventOutput, "dropped_bytes", dropped,
+				"output_tail", l.cfg.OutputTail)
 		}
 		l.tail.Replay(os.Stdout, os.Stderr)
 	}
