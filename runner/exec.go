@@ -451,3 +451,7 @@ func StartErrorCode(err error) int {
 	}
 	return 126
 }
+
+// sweepBound is how long every keeps killing escapees after its command
+// ended: a process stuck in the kernel (state D) may take a while to die.
+const sweepBound = 3 * time.Second
