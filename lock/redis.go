@@ -41,8 +41,9 @@ type Redis struct {
 	Key    string        // the lock's key; the fencing counter is Key+":fence"
 	TTL    time.Duration // how long the lock outlives a holder that stops renewing
 	Host   string
-	// Where names the server for messages, without a password.
-	Where string
+	// Server names the server for messages, without a password (as
+	// state.Redis.Server does).
+	Server string
 }
 
 // acquire sets the lock if it is free and takes a fencing token with it, in
@@ -133,7 +134,7 @@ func (r Redis) take(ctx context.Context, wait time.Duration, script *redis.Scrip
 	for {
 		sent, res, err := r.tryAcquire(ctx, script, keys, value, late, args)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %s: %w", ErrStore, r.Where, err)
+			return nil, nil, fmt.Errorf("%w: %s: %w", ErrStore, r.Server, err)
 		}
 		if len(res) >= 2 && res[0] == int64(1) {
 			token, _ := res[1].(int64)
@@ -369,7 +370,7 @@ func (l *redisLease) Unlock() error {
 	ctx, cancel := context.WithTimeout(context.Background(), l.r.TTL)
 	defer cancel()
 	if err := runScript(ctx, l.r.Client, release, []string{l.r.Key}, l.value).Err(); err != nil {
-		return fmt.Errorf("%w: %s: release: %w", ErrStore, l.r.Where, err)
+		return fmt.Errorf("%w: %s: release: %w", ErrStore, l.r.Server, err)
 	}
 	return nil
 }

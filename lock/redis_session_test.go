@@ -28,7 +28,7 @@ func newSession(t *testing.T, srv *redistest.Server, ttl time.Duration) (*Sessio
 		ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })
 	s := &Session{
-		Locks:   Redis{Client: c, Key: "every:job:lock", TTL: ttl, Host: "web-1", Where: proxy.Addr},
+		Locks:   Redis{Client: c, Key: "every:job:lock", TTL: ttl, Host: "web-1", Server: proxy.Addr},
 		Records: state.Redis{Client: c, Key: "every:job:state", Server: proxy.Addr},
 	}
 	// The connection's handshake is no part of a run.

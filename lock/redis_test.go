@@ -14,7 +14,7 @@ import (
 
 func newRedisLock(t *testing.T, ttl time.Duration) (Redis, *redistest.Server) {
 	srv := redistest.Start(t)
-	return Redis{Client: srv.Client(""), Key: "every:job:lock", TTL: ttl, Host: "web-1", Where: srv.Addr}, srv
+	return Redis{Client: srv.Client(""), Key: "every:job:lock", TTL: ttl, Host: "web-1", Server: srv.Addr}, srv
 }
 
 func TestRedisLockExcludesAndFences(t *testing.T) {
@@ -188,7 +188,7 @@ func TestRedisScripts(t *testing.T) {
 // reporting the median and p99 of Lock alone.
 func BenchmarkRedisLock(b *testing.B) {
 	srv := redistest.Start(b)
-	r := Redis{Client: srv.Client(""), Key: "every:bench:lock", TTL: 30 * time.Second, Host: "h", Where: srv.Addr}
+	r := Redis{Client: srv.Client(""), Key: "every:bench:lock", TTL: 30 * time.Second, Host: "h", Server: srv.Addr}
 	ctx := context.Background()
 	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
@@ -276,8 +276,8 @@ func TestRedisLeaseClockAcrossPartition(t *testing.T) {
 	srv := redistest.Start(t)
 	proxy := redistest.NewProxy(t, srv.Addr)
 	const ttl = 600 * time.Millisecond
-	a := Redis{Client: boundedClient(t, proxy.Addr), Key: "every:p:lock", TTL: ttl, Host: "a", Where: proxy.Addr}
-	b := Redis{Client: boundedClient(t, srv.Addr), Key: "every:p:lock", TTL: ttl, Host: "b", Where: srv.Addr}
+	a := Redis{Client: boundedClient(t, proxy.Addr), Key: "every:p:lock", TTL: ttl, Host: "a", Server: proxy.Addr}
+	b := Redis{Client: boundedClient(t, srv.Addr), Key: "every:p:lock", TTL: ttl, Host: "b", Server: srv.Addr}
 	ctx := context.Background()
 	lease, err := a.Lock(ctx, 0)
 	if err != nil {
@@ -392,7 +392,7 @@ func TestRedisUnlockAfterLossKeepsOthersKey(t *testing.T) {
 // answers) does not hold Lock past its context's end.
 func TestRedisLockReturnsWhenCancelled(t *testing.T) {
 	hole := redistest.NewBlackHole(t)
-	r := Redis{Client: boundedClient(t, hole.Addr), Key: "k", TTL: time.Second, Where: hole.Addr}
+	r := Redis{Client: boundedClient(t, hole.Addr), Key: "k", TTL: time.Second, Server: hole.Addr}
 	var took []time.Duration
 	for range 5 {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/everycli/every/runner"
+	"github.com/everycli/every/schedule"
 )
 
 // TestLoop checks the pings of real runs of the real loop: its failure
@@ -34,7 +35,7 @@ func TestLoop(t *testing.T) {
 			rec := newRecorder(t, nil)
 			p, _ := start(t, Config{URL: rec.url(t), FailAfter: tc.failAfter}, slog.LevelInfo)
 			exit := runner.Loop(context.Background(), runner.Config{
-				Name: "job", Command: tc.argv, Schedule: "10ms", Interval: 10 * time.Millisecond,
+				Name: "job", Command: tc.argv, Schedule: schedule.Grid{Interval: 10 * time.Millisecond},
 				MaxRuns: len(tc.want), Timeout: tc.timeout, Signal: 15, KillAfter: time.Second, OutputTail: 10000,
 				Observer: p, Logger: slog.New(slog.DiscardHandler), Env: os.Environ(),
 			})

@@ -30,7 +30,7 @@ func (l *loop) attempts(ctx context.Context, slot time.Time, lease lock.Lease) (
 			// one that fails has its finish line at warn.
 			level = slog.LevelInfo
 		}
-		l.log.Log(ctx, level, "attempt failed, retrying", "event", "retry", "attempt", attempts, "wait_ms", wait.Milliseconds(), "error", describe(res))
+		l.log.Log(ctx, level, "attempt failed, retrying", "event", EventRetry, "attempt", attempts, "wait_ms", wait.Milliseconds(), "error", describe(res))
 		if stop = l.sleep(ctx, wait); stop != nil {
 			return res, attempts, stop
 		}
@@ -97,7 +97,7 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 		warnings:  &l.outages.exec,
 	}
 	late := l.now().Sub(slot)
-	l.log.Info("run started", "event", "start", "slot", l.label(slot).UTC(), "attempt", k, "late_ms", float64(late.Microseconds())/1000)
+	l.log.Info("run started", "event", EventStart, "slot", l.label(slot).UTC(), "attempt", k, "late_ms", float64(late.Microseconds())/1000)
 
 	done := make(chan Result, 1)
 	go func() { done <- l.cfg.Exec(actx, a) }()
@@ -127,7 +127,7 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 			l.syncNow()
 		case <-lost:
 			lost = nil
-			l.log.Error("lock lost during the run", "event", "lock_error")
+			l.log.Error("lock lost during the run", "event", EventLockError)
 			cancel(ErrLostLock)
 		case <-ctxDone:
 			ctxDone = nil

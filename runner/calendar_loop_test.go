@@ -110,7 +110,7 @@ func calendarConfig(t *testing.T, f *fakeExec, buf *bytes.Buffer, clock *fakeClo
 		t.Fatal(err)
 	}
 	cfg := testConfig(f, buf, make(chan os.Signal, 1))
-	cfg.Schedule, cfg.Interval, cfg.Calendar = expr, 0, s.(*schedule.Calendar)
+	cfg.Schedule = s
 	cfg.Clock = clock
 	cfg.SleepUntil = func(at time.Time) { time.Sleep(at.Sub(clock.Now())) }
 	clock.setWall(start)
@@ -329,7 +329,7 @@ func TestPlanStartCalendar(t *testing.T) {
 	}
 	at := func(h, m int) time.Time { return time.Date(2026, 6, 1, h, m, 0, 0, time.UTC) }
 	rec := func(last time.Time) *state.Record {
-		return &state.Record{Version: 1, Schedule: "0 * * * *", Anchor: at(0, 7), LastSlot: last}
+		return &state.Record{Version: 1, Schedule: cal.Recorded(), Anchor: at(0, 7), LastSlot: last}
 	}
 	tests := []struct {
 		name        string
@@ -356,7 +356,7 @@ func TestPlanStartCalendar(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := PlanStart(StartInput{Record: tt.rec, Schedule: "0 * * * *", Calendar: cal.(*schedule.Calendar), Now: tt.now,
+			got := PlanStart(StartInput{Record: tt.rec, Schedule: cal, Now: tt.now,
 				Policy: tt.policy, Max: 10, Interrupted: tt.interrupted})
 			if !got.Anchor.Equal(tt.want.Anchor) || !got.Due.Equal(tt.want.Due) || got.Missed != tt.want.Missed ||
 				got.Why != tt.want.Why || got.Ahead != tt.want.Ahead || !slices.EqualFunc(got.Runs, tt.want.Runs, time.Time.Equal) {

@@ -43,18 +43,18 @@ const (
 	ClockMovedBack                     // the record's times lie ahead of now: a new grid from now
 )
 
-var startReasons = []string{"fresh", "schedule changed", "resumed", "clock moved back"}
+// startReasons are the tokens of the reasons: the catch_up line's reason.
+var startReasons = []string{"fresh", ReasonScheduleChanged, "resumed", ReasonClockMovedBack}
 
+// String returns the reason's token.
 func (r StartReason) String() string { return startReasons[r] }
 
 // StartInput is what PlanStart decides from.
 type StartInput struct {
-	Record   *state.Record // found at start; nil: none
-	Schedule string        // as the user wrote it
-	Interval time.Duration
-	// Calendar is the schedule when it is on the wall clock; nil: a grid of
-	// Interval on the record's anchor.
-	Calendar    *schedule.Calendar
+	Record *state.Record // found at start; nil: none
+	// Schedule is the job's: its grid goes on the record's anchor, or
+	// starts anew; its Recorded text says whether the record is of it.
+	Schedule    schedule.Schedule
 	Now         time.Time
 	Delay       time.Duration // before the first slot of a fresh start
 	Policy      CatchUp
@@ -63,14 +63,6 @@ type StartInput struct {
 	// OneShot says the loop runs once (--max-runs 1): it never waits long
 	// for its slot (see oneShot).
 	OneShot bool
-}
-
-// slots returns the schedule of the start: the calendar, or the grid on anchor.
-func (in StartInput) slots(anchor time.Time) schedule.Schedule {
-	if in.Calendar != nil {
-		return in.Calendar
-	}
-	return schedule.Grid{Anchor: anchor, Interval: in.Interval}
 }
 
 // Start is where a loop starts on its grid, decided from the state it finds.
@@ -122,7 +114,7 @@ func nearSlot(period time.Duration) time.Duration { return min(period/100, time.
 // once it is over): the record is not final yet.
 func oneShot(in StartInput, s Start) Start {
 	fresh := s.Why == Fresh || s.Why == ScheduleChanged
-	g := in.slots(s.Anchor)
+	g := in.Schedule.Anchored(s.Anchor)
 	from := in.Now
 	if fresh {
 		from = from.Add(in.Delay)
@@ -132,7 +124,7 @@ func oneShot(in StartInput, s Start) Start {
 	switch rec := in.Record; {
 	case next.Sub(from) <= nearSlot(next.Sub(prev)):
 		s.Due = next
-	case !fresh && !(rec.Running && !in.Interrupted) && Done(rec, in.Interrupted, prev, in.Now, g):
+	case !fresh && !(rec.Running && !in.Interrupted) && ranAlready(rec, in.Interrupted, prev, in.Now, g):
 		s.Due, s.Done, s.Ran = next, true, prev
 	default:
 		s.Due, s.At = prev, from
@@ -143,17 +135,13 @@ func oneShot(in StartInput, s Start) Start {
 // planStart is PlanStart for a loop.
 func planStart(in StartInput) Start {
 	rec, now := in.Record, in.Now
-	if rec == nil || rec.Schedule != in.Schedule {
+	if rec == nil || rec.Schedule != in.Schedule.Recorded() {
 		why := Fresh
 		if rec != nil {
 			why = ScheduleChanged
 		}
 		anchor := now.Add(in.Delay)
-		due := anchor
-		if in.Calendar != nil {
-			due = in.Calendar.Next(anchor)
-		}
-		return Start{Anchor: anchor, Due: due, Why: why}
+		return Start{Anchor: anchor, Due: in.Schedule.First(anchor), Why: why}
 	}
 	if latest := rec.Latest(); latest.After(now) {
 		// From the future of this clock: the clock was set back since it was
@@ -164,13 +152,9 @@ func planStart(in StartInput) Start {
 		// from now, its first slot one period away, as if the recorded slot
 		// had run now. A calendar waits for its next slot after now (one the
 		// record shows run, within a period, is then skipped as done).
-		s := Start{Anchor: now, Due: now.Add(in.Interval), Why: ClockMovedBack, Ahead: latest.Sub(now)}
-		if in.Calendar != nil {
-			s.Due = in.Calendar.Next(now)
-		}
-		return s
+		return Start{Anchor: now, Due: in.Schedule.Anchored(now).Next(now), Why: ClockMovedBack, Ahead: latest.Sub(now)}
 	}
-	g := in.slots(rec.Anchor)
+	g := in.Schedule.Anchored(rec.Anchor)
 	done := rec.LastSlot
 	if done.IsZero() {
 		done = before(g, rec.Anchor)
@@ -219,11 +203,11 @@ func ahead(g schedule.Schedule, slot, now time.Time) bool {
 	return !slot.Before(now.Add(period))
 }
 
-// Done reports whether the record shows slot as run already, by this instance
+// ranAlready reports whether the record shows slot as run already, by this instance
 // or another. The slot of a run that was cut short (interrupted) is not done.
 // A last slot a period or more in the future of now means the clock was set
 // back, and shows nothing done.
-func Done(rec *state.Record, interrupted bool, slot, now time.Time, g schedule.Schedule) bool {
+func ranAlready(rec *state.Record, interrupted bool, slot, now time.Time, g schedule.Schedule) bool {
 	last := rec.LastSlot
 	if interrupted {
 		last = before(g, last)

@@ -165,7 +165,7 @@ func TestPlanStart(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := PlanStart(StartInput{Record: tt.rec, Schedule: "90s", Interval: iv, Now: tt.now, Delay: tt.delay,
+			got := PlanStart(StartInput{Record: tt.rec, Schedule: grid("90s"), Now: tt.now, Delay: tt.delay,
 				Policy: tt.policy, Max: tt.max, Interrupted: tt.interrupted})
 			if !got.Anchor.Equal(tt.want.Anchor) || !got.Due.Equal(tt.want.Due) || got.Missed != tt.want.Missed ||
 				got.Why != tt.want.Why || got.Ahead != tt.want.Ahead || len(got.Runs) != len(tt.want.Runs) {
@@ -180,7 +180,7 @@ func TestPlanStart(t *testing.T) {
 	}
 }
 
-func TestDone(t *testing.T) {
+func TestRanAlready(t *testing.T) {
 	anchor := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	iv := 10 * time.Second
 	rec := &state.Record{LastSlot: anchor.Add(50 * time.Second)}
@@ -199,7 +199,7 @@ func TestDone(t *testing.T) {
 		{"the slot before a run cut short", true, 40 * time.Second, 51 * time.Second, true},
 	}
 	for _, tt := range tests {
-		if got := Done(rec, tt.interrupted, anchor.Add(tt.slot), anchor.Add(tt.now), schedule.Grid{Anchor: anchor, Interval: iv}); got != tt.want {
+		if got := ranAlready(rec, tt.interrupted, anchor.Add(tt.slot), anchor.Add(tt.now), schedule.Grid{Anchor: anchor, Interval: iv}); got != tt.want {
 			t.Errorf("%s: Done = %v, want %v", tt.name, got, tt.want)
 		}
 	}
@@ -251,7 +251,7 @@ func TestPlanStartOneShot(t *testing.T) {
 			want: Start{Anchor: anchor, Due: slot(4), At: slot(4).Add(time.Minute), Missed: 3, Why: Resumed}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := PlanStart(StartInput{Record: tt.rec, Schedule: "5m", Interval: iv, Now: tt.now, Delay: tt.delay, Policy: tt.policy,
+			got := PlanStart(StartInput{Record: tt.rec, Schedule: grid("5m"), Now: tt.now, Delay: tt.delay, Policy: tt.policy,
 				Max: 10, Interrupted: tt.interrupted, OneShot: true})
 			if !got.Anchor.Equal(tt.want.Anchor) || !got.Due.Equal(tt.want.Due) || !got.At.Equal(tt.want.At) || got.Done != tt.want.Done ||
 				!got.Ran.Equal(tt.want.Ran) || got.Missed != tt.want.Missed || got.Why != tt.want.Why || len(got.Runs) != 0 {

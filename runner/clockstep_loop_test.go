@@ -102,11 +102,11 @@ func TestLoopGridClockStepWhileRunning(t *testing.T) {
 				signals := make(chan os.Signal, 1)
 				cfg := testConfig(w.fakeExec, &buf, signals)
 				cfg.Exec = w.exec
-				cfg.Schedule, cfg.Interval = "200ms", 200*time.Millisecond
+				cfg.Schedule = grid("200ms")
 				cfg.Clock = clock
 				cfg.SleepUntil = func(at time.Time) { time.Sleep(at.Sub(clock.Now())) }
 				dir := t.TempDir()
-				file := state.File{Path: filepath.Join(dir, "job.json"), Period: cfg.Interval}
+				file := state.File{Path: filepath.Join(dir, "job.json"), Period: 200 * time.Millisecond}
 				cfg.Store = file
 				origin := time.Now()
 				done := make(chan Exit)
@@ -119,7 +119,7 @@ func TestLoopGridClockStepWhileRunning(t *testing.T) {
 
 				var want []time.Duration
 				for k := range 10 {
-					want = append(want, time.Duration(k)*cfg.Interval)
+					want = append(want, time.Duration(k)*200*time.Millisecond)
 				}
 				if got := offsets(w.starts(), origin); !slices.Equal(got, want) {
 					t.Errorf("runs at %v, want %v: the pace of the monotonic clock", got, want)
@@ -232,7 +232,7 @@ func TestLoopRecordFromTheFutureAtStart(t *testing.T) {
 				events := logEvents(t, &buf)
 				var back []map[string]any
 				for _, e := range eventsNamed(events, "catch_up") {
-					if e["reason"] == ClockMovedBack.String() {
+					if e["reason"] == "clock_moved_back" {
 						back = append(back, e)
 					}
 				}

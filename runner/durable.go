@@ -55,7 +55,10 @@ func (l *loop) syncer() state.Syncer {
 // renews it well before they are used up.
 func (l *loop) block() int {
 	n := 4
-	if iv := l.cfg.Interval; iv > 0 {
+	if l.cfg.Schedule == nil {
+		return n
+	}
+	if iv := l.cfg.Schedule.MinGap(time.Now()); iv > 0 {
 		n = max(n, min(int(4*time.Second/iv), 1<<20)+2)
 	}
 	return n

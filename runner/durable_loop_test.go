@@ -205,10 +205,10 @@ func TestLoopDurableEndsNothingSyncedBeforeExec(t *testing.T) {
 				f := &fakeExec{took: tt.took}
 				var buf bytes.Buffer
 				cfg := durConfig(f, &buf, log, store)
-				cfg.Interval, cfg.Schedule = 100*time.Millisecond, "100ms"
+				cfg.Schedule = grid("100ms")
 				if !tt.fresh {
 					// A record of 7 runs, synced, with 20 numbers reserved.
-					rec := state.Record{Version: state.Version, Name: "job", Command: cfg.Command, Schedule: cfg.Schedule,
+					rec := state.Record{Version: state.Version, Name: "job", Command: cfg.Command, Schedule: cfg.Schedule.Recorded(),
 						Anchor: time.Now().Add(-time.Hour), LastSlot: time.Now().Add(-time.Minute), Runs: 7, Reserved: 27,
 						Boot: state.BootID()}
 					store.rec, store.disk = &rec, &rec
@@ -287,7 +287,7 @@ func TestLoopAfterRebootSkipsReservedNumbers(t *testing.T) {
 		var buf bytes.Buffer
 		cfg := durConfig(f, &buf, log, store)
 		cfg.MaxRuns = 1
-		rec := state.Record{Version: state.Version, Name: "job", Command: cfg.Command, Schedule: cfg.Schedule,
+		rec := state.Record{Version: state.Version, Name: "job", Command: cfg.Command, Schedule: cfg.Schedule.Recorded(),
 			Anchor: time.Now().Add(-time.Hour), LastSlot: time.Now().Add(-time.Minute), Runs: 7, Reserved: 19,
 			Boot: "another-boot", Durable: true}
 		store.rec, store.disk = &rec, &rec

@@ -310,13 +310,13 @@ func (s *supervisor) supervise(ctx context.Context, waited <-chan error) Result 
 				// The lease expires before its loss reached ctx: same cause.
 				s.outcome = LostLock
 			}
-			s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "reason", "lease_expiring")
+			s.a.Logger.Warn("killing the process group", "event", EventKill, "pgid", s.pgid, "reason", ReasonLeaseExpiring)
 			s.send(syscall.SIGKILL)
 		case <-s.graceC:
 			s.graceC = nil
 			s.killed = true
 			logRepeated(s.a.Logger, &s.warn.graceKill, "grace", 1, slog.LevelWarn, "killing the process group",
-				"event", "kill", "pgid", s.pgid, "reason", "kill_after", "after_ms", s.a.KillAfter.Milliseconds())
+				"event", EventKill, "pgid", s.pgid, "reason", ReasonKillAfter, "after_ms", s.a.KillAfter.Milliseconds())
 			s.send(syscall.SIGKILL)
 		case <-s.ticks():
 			s.esc.signal(s.level)
@@ -333,11 +333,11 @@ func (s *supervisor) ended(ctx context.Context) {
 		// Not a timeout: the loop has logged the loss, a safety event
 		// logged each time.
 		s.outcome = LostLock
-		s.a.Logger.Warn("attempt stopped", "event", "lock_error", "reason", string(s.outcome), "signal", SignalName(s.a.Signal), "pgid", s.pgid)
+		s.a.Logger.Warn("attempt stopped", "event", EventLockError, "reason", string(s.outcome), "signal", SignalName(s.a.Signal), "pgid", s.pgid)
 	default:
 		s.outcome = Timeout
 		logRepeated(s.a.Logger, &s.warn.timedOut, "timeout", 1, slog.LevelWarn, "attempt stopped",
-			"event", "timeout", "reason", string(s.outcome), "signal", SignalName(s.a.Signal), "pgid", s.pgid)
+			"event", EventTimeout, "reason", string(s.outcome), "signal", SignalName(s.a.Signal), "pgid", s.pgid)
 	}
 	s.stop(s.a.Signal)
 }
@@ -350,7 +350,7 @@ func (s *supervisor) signalled(sig os.Signal) {
 	case !isStop(sg):
 		_ = syscall.Kill(-s.pgid, sg)
 	case s.outcome == Interrupted:
-		s.a.Logger.Warn("killing the process group", "event", "kill", "pgid", s.pgid, "reason", "second_signal")
+		s.a.Logger.Warn("killing the process group", "event", EventKill, "pgid", s.pgid, "reason", ReasonSecondSignal)
 		s.send(syscall.SIGKILL)
 	default:
 		s.outcome = Interrupted
@@ -388,12 +388,12 @@ func (s *supervisor) sweep() {
 	n, survive := s.esc.kill()
 	switch {
 	case survive > 0:
-		s.a.Logger.Error("processes the command left behind survive SIGKILL", "event", "kill", "count", survive, "after_ms", sweepBound.Milliseconds())
+		s.a.Logger.Error("processes the command left behind survive SIGKILL", "event", EventKill, "count", survive, "after_ms", sweepBound.Milliseconds())
 	case n > 0 && s.level == 0:
 		logRepeated(s.a.Logger, &s.warn.leftBehind, "left_behind", n, slog.LevelWarn, "killed processes the command left behind",
-			"event", "kill", "reason", "left_behind")
+			"event", EventKill, "reason", ReasonLeftBehind)
 	case n == 0:
-		logEnded(s.a.Logger, &s.warn.leftBehind, false, "the command leaves no processes behind again", "event", "kill", "reason", "left_behind")
+		logEnded(s.a.Logger, &s.warn.leftBehind, false, "the command leaves no processes behind again", "event", EventKill, "reason", ReasonLeftBehind)
 	}
 }
 
@@ -401,10 +401,10 @@ func (s *supervisor) sweep() {
 // it ended within its timeout, or without needing SIGKILL after the grace.
 func (s *supervisor) endWarnings() {
 	if s.outcome != Timeout {
-		logEnded(s.a.Logger, &s.warn.timedOut, false, "attempts end within their timeout again", "event", "timeout", "reason", "timeout")
+		logEnded(s.a.Logger, &s.warn.timedOut, false, "attempts end within their timeout again", "event", EventTimeout, "reason", ReasonTimeout)
 	}
 	if !s.killed {
-		logEnded(s.a.Logger, &s.warn.graceKill, false, "stopped attempts end within --kill-after again", "event", "kill", "reason", "kill_after")
+		logEnded(s.a.Logger, &s.warn.graceKill, false, "stopped attempts end within --kill-after again", "event", EventKill, "reason", ReasonKillAfter)
 	}
 }
 
@@ -457,3 +457,7 @@ func StartErrorCode(err error) int {
 	}
 	return 126
 }
+
+// sweepBound is how long every keeps killing escapees after its command
+// ended: a process stuck in the kernel (state D) may take a while to die.
+const sweepBound = 3 * time.Second

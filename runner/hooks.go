@@ -75,7 +75,7 @@ func (l *loop) hook(ctx context.Context, name, cmd string, h hookRun) os.Signal 
 			defer os.Remove(output)
 		}
 		if err != nil {
-			l.log.Warn("cannot keep the output for the hook", "event", "hook", "hook", name, "error", err.Error())
+			l.log.Warn("cannot keep the output for the hook", "event", EventHook, "hook", name, "error", err.Error())
 		}
 	}
 	env = append(env, "EVERY_OUTPUT="+output)
@@ -116,7 +116,7 @@ func (l *loop) hook(ctx context.Context, name, cmd string, h hookRun) os.Signal 
 
 // logHook logs a hook's end: at info when it succeeded, warn when not.
 func (l *loop) logHook(name string, r Result, d time.Duration) {
-	attrs := []any{"event", "hook", "hook", name, "result", string(r.Outcome), "exit_code", r.ExitCode, "duration_ms", d.Milliseconds()}
+	attrs := []any{"event", EventHook, "hook", name, "result", string(r.Outcome), "exit_code", r.ExitCode, "duration_ms", d.Milliseconds()}
 	if r.Err != nil {
 		attrs = append(attrs, "error", r.Err.Error())
 	}

@@ -291,7 +291,7 @@ func TestLoopFailureHookAcrossRestart(t *testing.T) {
 			cfg.MaxRuns, cfg.Hooks.FailureAfter = runs, after
 			// Started in the next slot: a one-shot in the slot it ran
 			// would find it done.
-			time.Sleep(cfg.Interval)
+			time.Sleep(cfg.Schedule.Period(time.Now()))
 			Loop(context.Background(), cfg)
 			if got := h.hooksRun(); !slices.Equal(got, want) {
 				t.Fatalf("after %d more runs (--on-failure-after %d, %d consecutive failures on record): hooks %v, want %v",

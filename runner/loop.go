@@ -1,5 +1,7 @@
-// Package runner owns the loop of every: the slot grid, catch-up, retries,
-// skips, and the execution of one attempt of the command.
+// Package runner owns the loop of every: the wait for each slot of the
+// schedule (package schedule says when they are), the lock and the record
+// around a run, catch-up, retries, skips, hooks, and the execution of one
+// attempt of the command.
 package runner
 
 import (
@@ -10,79 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/everycli/every/lock"
 	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
-
-// Config is everything the loop needs, validated and typed. Zero values mean
-// "none" (no timeout, no jitter, no limit), except where a field says otherwise.
-type Config struct {
-	Name     string
-	Command  []string // argv; Command[0] is looked up in PATH when it has no slash
-	Schedule string   // as the user wrote it (with --align and --tz), as recorded
-	Interval time.Duration
-	// Calendar is the schedule when it is on the wall clock (a cron
-	// expression, an aligned duration); nil: a grid of Interval, started at
-	// once and kept on the monotonic clock.
-	Calendar *schedule.Calendar
-
-	Jitter time.Duration // each start is delayed by a uniform random part of it
-	Delay  time.Duration // wait before the first slot of a fresh start
-
-	Retries     int
-	RetryOn     RetryPolicy // which failed attempts are retried
-	Backoff     time.Duration
-	BackoffMax  time.Duration
-	MaxFailures int // consecutive failed runs before the loop ends; 0: never
-	MaxRuns     int // runs before the loop ends; 0: never
-
-	Timeout   time.Duration  // per attempt
-	Signal    syscall.Signal // sent to the process group on timeout
-	KillAfter time.Duration  // from that signal to SIGKILL
-
-	Stdin bool     // pass every's stdin on instead of /dev/null
-	Env   []string // the environment the child inherits
-
-	// OutputTail is how many bytes of the command's output a run keeps when
-	// a feature needs them (QuietSuccess, Hooks, an Observer that asks for
-	// them); then stdout and stderr go through pipes. Otherwise the command
-	// writes to every's own descriptors.
-	OutputTail   int
-	QuietSuccess bool     // hold a run's output; print it only if the run failed
-	Hooks        Hooks    // commands run after a run, by its result
-	Observer     Observer // told of each run's start and end (pings, metrics); nil: none
-
-	CatchUp    CatchUp // what to do at start with slots missed while nothing ran
-	CatchUpMax int     // the most slots CatchUpAll runs
-
-	Lock     lock.Locker   // taken for each run with its retries; nil: none
-	LockWait time.Duration // how long to wait for a busy lock before skipping
-	Store    state.Store   // the job's record; nil: none kept
-	Host     string        // this host's name, for the record
-	PID      int           // this process's pid, for the record
-
-	Logger *slog.Logger
-	// Signals are every's own signals, as main receives them.
-	Signals <-chan os.Signal
-	// Exec runs one attempt; nil means Exec (a real process).
-	Exec ExecFunc
-	// Rand returns a number in [0, 1) for jitter; nil means math/rand/v2.
-	Rand func() float64
-	// SleepUntil sleeps the last moments before a slot, precisely; nil means
-	// clock_nanosleep on the monotonic clock. (Tests on a fake clock give
-	// time.Sleep.)
-	SleepUntil func(time.Time)
-	// Clock arms the waits for slots and tells of suspends; nil means the
-	// system's. (Tests on a fake clock give one of Go timers.)
-	Clock Clock
-	// Release, when set, is called before each wait for a slot at least
-	// ReleaseAfter away: the process gives back what it can of its memory
-	// (freed heap, code pages) while it sleeps for long, and pays for it once
-	// per long wait only (a page needed again comes back at its next use).
-	Release      func()
-	ReleaseAfter time.Duration
-}
 
 // Reason says why the loop ended.
 type Reason int
@@ -238,7 +170,7 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, don
 	}
 	interrupted := rec != nil && rec.Running && !l.holderAlive(rec, false)
 	now := l.now()
-	plan := PlanStart(StartInput{Record: rec, Schedule: l.cfg.Schedule, Interval: l.cfg.Interval, Calendar: l.cfg.Calendar,
+	plan := PlanStart(StartInput{Record: rec, Schedule: l.cfg.Schedule,
 		Now: now, Delay: l.cfg.Delay, Policy: l.cfg.CatchUp, Max: l.cfg.CatchUpMax, Interrupted: interrupted,
 		OneShot: l.cfg.MaxRuns == 1})
 	if rec != nil {
@@ -260,23 +192,23 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, don
 		if !plan.At.IsZero() {
 			runs++ // a one-shot's run at once
 		}
-		l.log.Info("slots missed while not running", "event", "catch_up", "missed", plan.Missed, "policy", policy, "runs", runs, "interrupted", interrupted)
+		l.log.Info("slots missed while not running", "event", EventCatchUp, "missed", plan.Missed, "policy", policy, "runs", runs, "interrupted", interrupted)
 	case plan.Why == ClockMovedBack:
 		// SPEC 9: a clock set back is not corruption. The record is kept,
 		// its slot counts as run, and the grid starts again from now.
 		l.left = rec.Anchor
-		l.log.Warn("clock moved back: the state's times lie ahead of the wall clock, starting on a new grid", "event", "catch_up",
+		l.log.Warn("clock moved back: the state's times lie ahead of the wall clock, starting on a new grid", "event", EventCatchUp,
 			"missed", 0, "policy", policy, "reason", plan.Why.String(), "step", (-plan.Ahead).String(),
 			"state_time", rec.Latest().UTC(), "next", plan.Due.UTC())
 	case plan.Why == ScheduleChanged:
-		l.log.Info(plan.Why.String()+", starting on a new grid", "event", "catch_up", "missed", 0, "policy", policy, "reason", plan.Why.String())
+		l.log.Info("schedule changed, starting on a new grid", "event", EventCatchUp, "missed", 0, "policy", policy, "reason", plan.Why.String())
 	}
 	l.ready(plan, now)
 	l.mark = l.seen
 	if plan.Done {
-		l.log.Info("slot already run, nothing to do", "event", "skip", "reason", "done", "count", 1,
+		l.log.Info("slot already run, nothing to do", "event", EventSkip, "reason", ReasonDone, "count", 1,
 			"slot", l.label(plan.Ran).UTC(), "next", l.label(plan.Due).UTC())
-		l.skipped("done", 1, plan.Due)
+		l.skipped(ReasonDone, 1, plan.Due)
 		return nil, plan.Due, true, nil
 	}
 	return plan.Runs, plan.Due, false, nil
@@ -294,228 +226,11 @@ func (l *loop) ready(plan Start, now time.Time) {
 	case !plan.At.IsZero():
 		at = plan.At
 	}
-	l.log.Info("ready", "event", "ready", "schedule", l.cfg.Schedule, "first", l.label(first).UTC(), "in", roughly(at.Sub(now)))
+	l.log.Info("ready", "event", EventReady, "schedule", l.cfg.Schedule.Recorded(), "first", l.label(first).UTC(), "in", roughly(at.Sub(now)))
 }
 
 // roughly is schedule.Distance.
 func roughly(d time.Duration) string { return schedule.Distance(d) }
-
-// idle waits for slot due (plus jitter) or for SIGUSR1, and returns the slots
-// to run: due; or, when a suspend or a step of a calendar's wall clock passed
-// more slots than due, those --catch-up picks of them (none: it waits on);
-// or, after a wake-up that came late past them, the latest (see late); or
-// now, asked for by hand. A stop signal ends the wait at once.
-func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manual bool, stop os.Signal) {
-	if l.runAsked {
-		l.runAsked = false
-		return []time.Time{l.now()}, true, nil
-	}
-	var jitter time.Duration
-	if l.cfg.Jitter > 0 {
-		jitter = time.Duration(l.cfg.Rand() * float64(l.cfg.Jitter))
-	}
-	early := l.earlyWake()
-	base := due
-	if !l.first.IsZero() {
-		// A one-shot's run at once for a slot passed: its --delay and
-		// --jitter count from now, not from the slot.
-		base, l.first = l.first, time.Time{}
-	}
-	for {
-		wake := base.Add(jitter)
-		l.syncIfDue()
-		if l.cfg.Release != nil && wake.Sub(l.now()) >= l.cfg.ReleaseAfter {
-			l.cfg.Release()
-		}
-		fired, disarm := l.arm(l.syncWake(wake.Add(-early)))
-		select {
-		case set := <-fired:
-			disarm()
-			now := l.now()
-			if cur := l.slots.Prev(now.Add(-jitter)); cur.After(due) {
-				// More than the slot due passed while the wait could not see
-				// it: a suspend (a wall-clock wait hears of a resume as of a
-				// clock set), the wall clock set forward past a calendar's
-				// slots, or a wake-up late (every was stopped, SIGSTOP, or
-				// starved of the processor): CLOCK_BOOTTIME less
-				// CLOCK_MONOTONIC grows only in a suspend.
-				since := l.seen.since(l.mark)
-				l.mark = l.seen
-				switch {
-				case since.suspends > 0:
-					slots, due = l.passed(due, cur, now, "suspend")
-				case set || since.steps > 0:
-					slots, due = l.passed(due, cur, now, "clock")
-				default:
-					return l.late(due, cur), false, nil
-				}
-				if len(slots) > 0 {
-					return slots, false, nil
-				}
-				continue
-			}
-			if set && now.Before(wake.Add(-early)) {
-				continue // the wall clock was set, but not past the slot: wait on
-			}
-			if wake.Sub(now) > early+time.Millisecond {
-				// Woken well before the slot (a clock that moved under the
-				// wait): wait again, listening for signals, rather than sleep
-				// deaf to them until the slot.
-				continue
-			}
-			l.cfg.SleepUntil(l.onClock(wake))
-			return []time.Time{due}, false, nil
-		case <-ctx.Done():
-			disarm()
-			return []time.Time{due}, false, nil
-		case sig := <-l.cfg.Signals:
-			disarm()
-			switch {
-			case isStop(sig):
-				l.logStop(sig, false)
-				return nil, false, sig
-			case sig == syscall.SIGUSR1:
-				return []time.Time{l.now()}, true, nil
-			}
-			// SIGHUP and SIGUSR2 have no child to go to while idle.
-		}
-	}
-}
-
-// late returns the slot to run after a wake-up that came late, past the
-// slot due and more (every was stopped by SIGSTOP, or starved): the latest
-// slot, cur, at once, as a wake-up late for one slot runs it; the ones from
-// due to cur are skipped, as a run's overrun skips them. Not a suspend: no
-// time passed that every could not count.
-func (l *loop) late(due, cur time.Time) []time.Time {
-	skipped := schedule.Count(l.slots, due, cur, maxCount)
-	l.lateSkips += int(skipped)
-	l.repeated(&l.outages.overrun, "late", int(skipped), slog.LevelWarn, "woke up late (stopped or starved), skipping the slots that passed",
-		"event", "skip", "reason", "overrun", "late_ms", l.now().Sub(due).Milliseconds(), "next", l.label(cur).UTC())
-	l.skipped("overrun", int(skipped), cur)
-	return []time.Time{cur}
-}
-
-// earlyWake is how long before a slot the loop's wake-up is armed, for
-// SleepUntil to take it from there: earlyWake for Go's timers, which wake up
-// to a millisecond late; nothing for a clock whose wake-ups come on time
-// (timerfds: the kernel's high-resolution timers wake the poller at once),
-// which spares a precise sleep, and the scheduler's hand-off of the
-// thread that sleeps it, at each slot.
-func (l *loop) earlyWake() time.Duration {
-	if p, ok := l.cfg.Clock.(interface{ Precise() bool }); ok && p.Precise() {
-		return 0
-	}
-	return earlyWake
-}
-
-// arm arms the wake-up for at: on the wall clock for a calendar schedule,
-// on a clock that counts suspends for a grid.
-func (l *loop) arm(at time.Time) (<-chan bool, func()) {
-	if l.cfg.Calendar != nil {
-		return l.cfg.Clock.Wall(at)
-	}
-	return l.cfg.Clock.Boot(at.Sub(l.now()))
-}
-
-// passed returns the slots to run when slots from due up to cur passed while
-// every could not run them (why: a suspend, the clock set forward): those
-// --catch-up picks, as at start, and the slot to wait for after them.
-func (l *loop) passed(due, cur, now time.Time, why string) (runs []time.Time, next time.Time) {
-	missed := schedule.Count(l.slots, due, cur, maxCount) + 1
-	runs = catchUp(l.slots, cur, missed, l.cfg.CatchUp, l.cfg.CatchUpMax)
-	l.log.Info("slots passed while waiting", "event", "catch_up", "missed", missed, "policy", l.cfg.CatchUp.String(),
-		"runs", len(runs), "reason", why)
-	return runs, l.slots.Next(now)
-}
-
-// setGrid puts the schedule on the anchor, a time on the loop's timeline. A
-// calendar schedule has no anchor of its own: it is recorded, only.
-func (l *loop) setGrid(anchor time.Time) {
-	l.anchor = anchor
-	l.slots = l.cfg.Calendar
-	if l.cfg.Calendar == nil {
-		l.slots = schedule.Grid{Anchor: l.anchor, Interval: l.cfg.Interval}
-	}
-}
-
-// now reads the clock, onto the loop's timeline: for a grid, the wall clock
-// less the steps seen since the start. It looks for a step or a suspend
-// first (see observe), and reads again after a step, which the reading may
-// straddle.
-func (l *loop) now() time.Time {
-	t := l.cfg.Clock.Now()
-	if l.observe() {
-		t = l.cfg.Clock.Now()
-	}
-	return t.Round(0).Add(-l.shift)
-}
-
-// label returns the wall-clock time of t, a time on the loop's timeline: as
-// it is recorded, logged and passed on (EVERY_SLOT).
-func (l *loop) label(t time.Time) time.Time { return t.Add(l.shift) }
-
-// unlabel returns a wall-clock time of a record on the loop's timeline.
-func (l *loop) unlabel(t time.Time) time.Time { return t.Add(-l.shift) }
-
-// labelled returns the schedule as the records see it: on wall-clock times.
-func (l *loop) labelled() schedule.Schedule {
-	if l.cfg.Calendar != nil {
-		return l.cfg.Calendar
-	}
-	return schedule.Grid{Anchor: l.label(l.anchor), Interval: l.cfg.Interval}
-}
-
-// onClock returns t, a time on the loop's timeline, as a time of the Clock,
-// for SleepUntil: the Clock's reading now plus the time until t (which keeps
-// the monotonic reading of the system's clock).
-func (l *loop) onClock(t time.Time) time.Time {
-	return l.cfg.Clock.Now().Add(t.Sub(l.now()))
-}
-
-// clockEvents counts the suspends and the steps of the wall clock the loop
-// has seen.
-type clockEvents struct{ suspends, steps int }
-
-// since returns the events seen since mark.
-func (e clockEvents) since(mark clockEvents) clockEvents {
-	return clockEvents{e.suspends - mark.suspends, e.steps - mark.steps}
-}
-
-// observe looks at the Clock for a suspend (Suspended grew) or a step of the
-// wall clock (Offset moved by more than a suspend explains), and reports a
-// step. A step keeps a grid where it was on the monotonic clock: the loop's
-// timeline moves with it (shift), and so do its records, its own history
-// included, so that none looks from the future, or stale, for the step. It
-// is logged, and summarised when it repeats. A calendar schedule follows
-// the wall clock instead (its wait hears of the step).
-func (l *loop) observe() (stepped bool) {
-	off, s := l.cfg.Clock.Offset(), l.cfg.Clock.Suspended()
-	slept := s - l.suspended
-	if slept >= clockStepMin {
-		l.suspended, l.offset = s, l.offset+slept
-		l.seen.suspends++
-	}
-	step := off - l.offset
-	if step < clockStepMin && step > -clockStepMin {
-		return false
-	}
-	l.offset = off
-	l.seen.steps++
-	msg, detail := "wall clock set forward", "slots follow it; the ones it skipped follow --catch-up"
-	if step < 0 {
-		msg, detail = "wall clock set back", "slots follow it; none that ran runs again"
-	}
-	if l.cfg.Calendar == nil {
-		l.shift += step
-		l.rec = restamp(l.rec, step)
-		l.stale += step
-		detail = "the grid keeps its pace on the monotonic clock; the slot times recorded and passed on follow the wall clock"
-	}
-	l.repeated(&l.outages.clock, "step", 1, slog.LevelWarn, msg, "event", "catch_up", "reason", "clock", "missed", 0,
-		"step", step.String(), "detail", detail)
-	return true
-}
 
 // pending takes a stop signal that came between two catch-up runs.
 func (l *loop) pending() os.Signal {
@@ -539,5 +254,5 @@ func isStop(sig os.Signal) bool {
 
 // logStop logs the stop signal, once per stop.
 func (l *loop) logStop(sig os.Signal, running bool) {
-	l.log.Info("stopping", "event", "stop", "signal", SignalName(sig.(syscall.Signal)), "running", running)
+	l.log.Info("stopping", "event", EventStop, "signal", SignalName(sig.(syscall.Signal)), "running", running)
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/everycli/every/schedule"
 )
 
 // call is what the fake exec saw of one attempt.
@@ -114,12 +116,20 @@ func eventsNamed(events []map[string]any, name string) []map[string]any {
 }
 
 // testConfig returns a config with the fake exec and a JSON logger into buf.
+// grid parses a duration schedule for a test's Config.
+func grid(s string) schedule.Schedule {
+	g, err := schedule.Parse(s, schedule.Options{})
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
+
 func testConfig(f *fakeExec, buf *bytes.Buffer, signals chan os.Signal) Config {
 	return Config{
 		Name:       "job",
 		Command:    []string{"job"},
-		Schedule:   "10s",
-		Interval:   10 * time.Second,
+		Schedule:   grid("10s"),
 		Backoff:    time.Second,
 		BackoffMax: time.Minute,
 		Signal:     syscall.SIGTERM,
@@ -146,7 +156,7 @@ func TestLoopHoursWithoutDrift(t *testing.T) {
 		f := &fakeExec{took: []time.Duration{7 * time.Second, 13 * time.Second, 89 * time.Second}}
 		var buf bytes.Buffer
 		cfg := testConfig(f, &buf, make(chan os.Signal))
-		cfg.Interval = 90 * time.Second
+		cfg.Schedule = grid("90s")
 		cfg.MaxRuns = 240 // six hours
 		origin := time.Now()
 		end := Loop(context.Background(), cfg)
@@ -207,7 +217,7 @@ func TestLoopRetryWaits(t *testing.T) {
 				f := &fakeExec{results: []Result{{Outcome: Failure, ExitCode: 3}}}
 				var buf bytes.Buffer
 				cfg := testConfig(f, &buf, make(chan os.Signal))
-				cfg.Interval = time.Hour
+				cfg.Schedule = grid("1h")
 				cfg.Retries = 4
 				cfg.BackoffMax = 3 * time.Second
 				cfg.MaxRuns = 1
@@ -317,7 +327,7 @@ func TestLoopStopWhileIdle(t *testing.T) {
 		var buf bytes.Buffer
 		signals := make(chan os.Signal, 1)
 		cfg := testConfig(f, &buf, signals)
-		cfg.Interval = time.Hour
+		cfg.Schedule = grid("1h")
 		done := make(chan Exit)
 		go func() { done <- Loop(context.Background(), cfg) }()
 		time.Sleep(time.Minute)
@@ -361,7 +371,7 @@ func TestLoopUSR1RunsNowWithoutMovingGrid(t *testing.T) {
 		var buf bytes.Buffer
 		signals := make(chan os.Signal, 1)
 		cfg := testConfig(f, &buf, signals)
-		cfg.Interval = time.Minute
+		cfg.Schedule = grid("1m")
 		cfg.MaxRuns = 3
 		origin := time.Now()
 		done := make(chan Exit)
@@ -384,7 +394,7 @@ func TestLoopUSR1OverrunSkips(t *testing.T) {
 		var buf bytes.Buffer
 		signals := make(chan os.Signal, 1)
 		cfg := testConfig(f, &buf, signals)
-		cfg.Interval = time.Minute
+		cfg.Schedule = grid("1m")
 		cfg.MaxRuns = 3
 		origin := time.Now()
 		done := make(chan Exit)
@@ -439,7 +449,7 @@ func TestLoopTimeoutPerAttempt(t *testing.T) {
 		f := &fakeExec{took: []time.Duration{time.Hour}}
 		var buf bytes.Buffer
 		cfg := testConfig(f, &buf, make(chan os.Signal))
-		cfg.Interval = time.Hour
+		cfg.Schedule = grid("1h")
 		cfg.Timeout = 3 * time.Second
 		cfg.Retries = 1
 		cfg.MaxRuns = 1

@@ -197,7 +197,7 @@ func TestLoopCalendarOneShot(t *testing.T) {
 				cfg := calendarConfig(t, f, &buf, clock, "*/5 * * * *", "UTC", tt.start)
 				store := &memStore{}
 				if !tt.last.IsZero() {
-					store.rec = &state.Record{Version: 1, Name: "job", Schedule: "*/5 * * * *", Anchor: day(0, 0, 0, 0), LastSlot: tt.last, Runs: 1}
+					store.rec = &state.Record{Version: 1, Name: "job", Schedule: cfg.Schedule.Recorded(), Anchor: day(0, 0, 0, 0), LastSlot: tt.last, Runs: 1}
 				}
 				cfg.Store, cfg.MaxRuns = store, 1
 				end := Loop(context.Background(), cfg)
@@ -219,7 +219,7 @@ func TestLoopCalendarOneShot(t *testing.T) {
 					t.Errorf("starts %v, want %v", got, want)
 				}
 				ready := eventsNamed(logEvents(t, &buf), "ready")
-				if len(ready) != 1 || ready[0]["first"] != tt.first || ready[0]["in"] != tt.in || ready[0]["schedule"] != "*/5 * * * *" {
+				if len(ready) != 1 || ready[0]["first"] != tt.first || ready[0]["in"] != tt.in || ready[0]["schedule"] != "*/5 * * * * --tz UTC" {
 					t.Errorf("ready lines %v, want first %s in %s", ready, tt.first, tt.in)
 				}
 			})
@@ -244,7 +244,7 @@ func TestLoopReadyLine(t *testing.T) {
 		<-done
 		events := logEvents(t, &buf)
 		if len(events) == 0 || events[0]["event"] != "ready" || events[0]["level"] != "INFO" ||
-			events[0]["first"] != "2026-12-02T00:00:00Z" || events[0]["in"] != "33m" || events[0]["schedule"] != "0 0 * * *" {
+			events[0]["first"] != "2026-12-02T00:00:00Z" || events[0]["in"] != "33m" || events[0]["schedule"] != "0 0 * * * --tz UTC" {
 			t.Errorf("first line %v, want ready with first 2026-12-02T00:00:00Z in 33m", events)
 		}
 		if len(f.calls) != 0 {

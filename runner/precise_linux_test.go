@@ -17,7 +17,7 @@ func TestLoopWakesAtTheSlot(t *testing.T) {
 		remaining []time.Duration
 	)
 	exit := Loop(context.Background(), Config{
-		Name: "t", Command: []string{"true"}, Schedule: "200ms", Interval: 200 * time.Millisecond, MaxRuns: 4,
+		Name: "t", Command: []string{"true"}, Schedule: grid("200ms"), MaxRuns: 4,
 		Exec: func(context.Context, Attempt) Result { return Result{Outcome: Success} },
 		SleepUntil: func(at time.Time) {
 			mu.Lock()

@@ -10,8 +10,6 @@ package runner
 import (
 	"os/exec"
 	"sync"
-	"syscall"
-	"time"
 )
 
 // procs starts the command's processes and their watchdogs.
@@ -51,16 +49,3 @@ func (r *reaper) forget(pid int) {
 		d.release()
 	}
 }
-
-// escapees are the processes that left the command's group: none can be
-// found here.
-type escapees struct{ pgid int }
-
-func (*escapees) signal(syscall.Signal) int    { return 0 }
-func (*escapees) kill() (escaped, survive int) { return 0, 0 }
-
-// sweepBound is how long a sweep of escapees may take.
-const sweepBound = 3 * time.Second
-
-// sysProcAttr puts the command in a process group of its own.
-func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -205,10 +204,6 @@ func reapPid(pid int) bool {
 	}
 }
 
-// sweepBound is how long every keeps killing escapees after its command
-// ended: a process stuck in the kernel may take a while to die.
-const sweepBound = 3 * time.Second
-
 // escapees are the processes of an attempt's command, in its subtree, other
 // than the command itself: those that left its process group, and those of
 // the group that outlive its leader.
@@ -259,29 +254,4 @@ func (e *escapees) signal(sig syscall.Signal) (alive int) {
 		}
 	}
 	return alive
-}
-
-// kill SIGKILLs the escapees until none is left, for sweepBound at most. It
-// returns how many of them had left the process group, and how many survive.
-func (e *escapees) kill() (escaped, survive int) {
-	deadline := time.Now().Add(sweepBound)
-	pause := 100 * time.Microsecond
-	for {
-		n := e.signal(syscall.SIGKILL)
-		if n == 0 {
-			return len(e.escaped), 0
-		}
-		if time.Now().After(deadline) {
-			return len(e.escaped), n
-		}
-		time.Sleep(pause)
-		pause = min(2*pause, 20*time.Millisecond)
-	}
-}
-
-// sysProcAttr puts the command in a process group of its own, and has it
-// killed should every die, even by SIGKILL (procctl PROC_PDEATHSIG_CTL, which
-// Go's os/exec calls in the child): the child must not run on unsupervised.
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

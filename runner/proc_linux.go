@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -342,10 +341,6 @@ func readDirNames(dir string) ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// sweepBound is how long every keeps killing escapees after its command
-// ended: a process stuck in the kernel (state D) may take a while to die.
-const sweepBound = 3 * time.Second
-
 // escapees are the processes of an attempt's command that were re-parented
 // to every, whether they left its process group (setsid) or not: every's
 // unregistered children that were not there when the attempt started. Only
@@ -387,32 +382,6 @@ func (e *escapees) signal(sig syscall.Signal) (alive int) {
 		}
 	})
 	return alive
-}
-
-// kill SIGKILLs the escapees until none is left, as those killed leave
-// theirs to every in turn, for sweepBound at most. It returns how many of
-// those signalled had left the process group, and how many survive.
-func (e *escapees) kill() (escaped, survive int) {
-	deadline := time.Now().Add(sweepBound)
-	pause := 100 * time.Microsecond
-	for {
-		n := e.signal(syscall.SIGKILL)
-		if n == 0 {
-			return len(e.escaped), 0
-		}
-		if time.Now().After(deadline) {
-			return len(e.escaped), n
-		}
-		time.Sleep(pause)
-		pause = min(2*pause, 20*time.Millisecond)
-	}
-}
-
-// sysProcAttr puts the command in a process group of its own, and has it
-// killed should every die, even by SIGKILL: the child must not run on
-// unsupervised.
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // selfPID is this process's pid, read once: getpid(2) on each run's look

@@ -8,12 +8,10 @@ package runner
 // command still gets a process group of its own, and timeouts and stops
 // reach that group; what leaves it is out of reach, and the command is not
 // killed should every die by SIGKILL. Porting every to a system means
-// replacing this file with one of its own.
+// replacing this file (and the stubs of proc_nosweep.go) with its own.
 
 import (
 	"os/exec"
-	"syscall"
-	"time"
 )
 
 // procs starts and forgets the command's processes; there is no reaper.
@@ -26,19 +24,6 @@ func (reaper) enable() {}
 func (reaper) start(cmd *exec.Cmd) (*escapees, error) { return &escapees{}, cmd.Start() }
 
 func (reaper) forget(int) {}
-
-// escapees are the processes that left the command's group: none can be
-// found here.
-type escapees struct{ pgid int }
-
-func (*escapees) signal(syscall.Signal) int    { return 0 }
-func (*escapees) kill() (escaped, survive int) { return 0, 0 }
-
-// sweepBound is how long a sweep of escapees may take.
-const sweepBound = 3 * time.Second
-
-// sysProcAttr puts the command in a process group of its own.
-func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // awaitExit cannot wait without reaping here: cmd.Wait does it.
 func awaitExit(int) bool { return false }

@@ -314,7 +314,7 @@ func TestLoopRepeatedFailuresSummarised(t *testing.T) {
 		f := &fakeExec{results: append(results, Result{Outcome: Success})}
 		var buf bytes.Buffer
 		cfg := testConfig(f, &buf, nil)
-		cfg.Interval, cfg.Schedule, cfg.MaxRuns = time.Second, "1s", 31
+		cfg.Schedule, cfg.MaxRuns = grid("1s"), 31
 		Loop(context.Background(), cfg)
 
 		var lines []string

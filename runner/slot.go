@@ -7,7 +7,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -58,9 +57,9 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	if out.stop = stop; stop != nil || err != nil {
 		return out
 	}
-	l.ended(&l.outages.store, true, "store reachable again", "event", "skip", "reason", "store")
-	l.ended(&l.outages.lockErr, true, "lock taken again", "event", "lock_error")
-	l.ended(&l.outages.locked, false, "lock free again", "event", "skip", "reason", "locked")
+	l.ended(&l.outages.store, true, "store reachable again", "event", EventSkip, "reason", ReasonStore)
+	l.ended(&l.outages.lockErr, true, "lock taken again", "event", EventLockError)
+	l.ended(&l.outages.locked, false, "lock free again", "event", EventSkip, "reason", ReasonLocked)
 	defer func() { out.stopBy(l.unlock(lease, out.stop != nil)) }()
 
 	if started {
@@ -76,8 +75,32 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 			}
 		}
 	}
-	l.run(ctx, slot, now, manual, catchingUp, lease, started, &out)
+	l.run(ctx, runPlan{slot: slot, start: now, manual: manual, catchingUp: catchingUp, lease: lease, written: started}, &out)
 	return out
+}
+
+// runPlan is one run of a slot, as runSlot hands it on, under the lock.
+type runPlan struct {
+	slot  time.Time // the slot it runs for
+	start time.Time // when it starts, on the loop's timeline
+	// manual says it was asked for (SIGUSR1): it books the slot it runs in,
+	// and moves no slot due.
+	manual bool
+	// catchingUp says more catch-up runs follow at once: this one overruns
+	// no slot.
+	catchingUp bool
+	lease      lock.Lease // the lock it runs under
+	written    bool       // its start was written with the lock already
+}
+
+// runEnd is how a run ended, as run tells of it.
+type runEnd struct {
+	at       time.Time // on the loop's timeline
+	res      Result
+	attempts int
+	// failedBefore is the record's count of consecutive failures before
+	// the run: a success after some is a recovery.
+	failedBefore int
 }
 
 // startFirst returns the start of the run of slot, made from the loop's own
@@ -101,7 +124,7 @@ func (l *loop) startFirst(slot time.Time, manual bool) (now time.Time, start *st
 		return now, nil
 	}
 	now, rec := l.now(), l.rec
-	if rec.Running || rec.Schedule != l.cfg.Schedule || l.otherGrid(&rec) || Done(&rec, false, l.label(slot), l.label(now), l.labelled()) {
+	if rec.Running || rec.Schedule != l.cfg.Schedule.Recorded() || l.otherGrid(&rec) || ranAlready(&rec, false, l.label(slot), l.label(now), l.labelled()) {
 		return now, nil
 	}
 	s := l.booked(slot, now, false)
@@ -111,7 +134,7 @@ func (l *loop) startFirst(slot time.Time, manual bool) (now time.Time, start *st
 // otherGrid reports whether rec, of this schedule, is on another grid than
 // the loop's: another instance's, for the loop to join.
 func (l *loop) otherGrid(rec *state.Record) bool {
-	return l.cfg.Calendar == nil && !rec.Anchor.Equal(l.label(l.anchor))
+	return !l.cfg.Schedule.WallClock() && !rec.Anchor.Equal(l.label(l.anchor))
 }
 
 // booked returns the loop's record with the start of the run of slot
@@ -120,7 +143,7 @@ func (l *loop) booked(slot, now time.Time, manual bool) state.Record {
 	if manual {
 		slot = l.slots.Prev(now)
 	}
-	r := markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule,
+	r := markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule.Recorded(),
 		Anchor: l.label(l.anchor), Slot: l.label(slot), At: l.label(now), Host: l.cfg.Host, PID: l.cfg.PID})
 	r.Skipped = state.AddCount(r.Skipped, l.lateSkips)
 	return r
@@ -129,16 +152,16 @@ func (l *loop) booked(slot, now time.Time, manual bool) state.Record {
 // run runs the slot's command, under the lock, and books it in the record:
 // its start while the command starts (unless written, with the lock
 // already), its end once it is over.
-func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp bool, lease lock.Lease, written bool, out *outcome) {
+func (l *loop) run(ctx context.Context, p runPlan, out *outcome) {
 	l.runAsked = false // this run answers a SIGUSR1 that came while the slot began
-	if !manual {
-		l.dst(slot)
+	if !p.manual {
+		l.dst(p.slot)
 	}
-	if !written {
-		l.rec = l.booked(slot, now, manual)
+	if !p.written {
+		l.rec = l.booked(p.slot, p.start, p.manual)
 	}
 	l.lateSkips = 0 // booked, with the start written by the lock or here
-	if stop := l.saveStart(ctx, written); stop != nil {
+	if stop := l.saveStart(ctx, p.written); stop != nil {
 		// Stopped while a store that does not answer held the start: the
 		// command never started (a start that lands later reads as a run
 		// cut short).
@@ -150,28 +173,28 @@ func (l *loop) run(ctx context.Context, slot, now time.Time, manual, catchingUp 
 		l.tail = NewTail(l.cfg.OutputTail)
 	}
 	if o := l.cfg.Observer; o != nil {
-		o.Started(Run{Slot: l.label(slot), Start: l.label(now), Late: now.Sub(slot), Record: l.rec, Next: l.label(out.next)})
+		o.Started(Run{Slot: l.label(p.slot), Start: l.label(p.start), Late: p.start.Sub(p.slot), Record: l.rec, Next: l.label(out.next)})
 	}
-	res, attempts, stop := l.attempts(ctx, slot, lease)
-	end := l.now()
+	res, attempts, stop := l.attempts(ctx, p.slot, p.lease)
+	e := runEnd{at: l.now(), res: res, attempts: attempts, failedBefore: l.rec.ConsecutiveFailures}
 	l.ran++
 	out.ran, out.res, out.stop = true, res, stop
-	out.next = l.overran(out.next, end, catchingUp)
-	failedBefore := l.rec.ConsecutiveFailures
-	l.rec = markEnd(l.rec, res, attempts, l.label(end))
+	out.next = l.overran(out.next, e.at, p.catchingUp)
+	l.rec = markEnd(l.rec, res, attempts, l.label(e.at))
 	if res.Outcome == Success {
 		l.failures = 0
 	} else {
 		l.failures++
 	}
 	out.stopBy(l.save(ctx, l.rec, out.stop != nil))
-	l.logFinish(res, attempts, end.Sub(now), failedBefore)
-	l.told(slot, now, end, res, attempts, lease, failedBefore, out)
+	l.logFinish(e, e.at.Sub(p.start))
+	l.told(p, e, out)
 }
 
 // told tells of a run's end: its held output printed if it failed
 // (--quiet-success), the observer, and the hooks it calls for.
-func (l *loop) told(slot, start, end time.Time, res Result, attempts int, lease lock.Lease, failedBefore int, out *outcome) {
+func (l *loop) told(p runPlan, e runEnd, out *outcome) {
+	res, slot, start := e.res, p.slot, p.start
 	var output []byte
 	var dropped int64
 	if l.tail != nil {
@@ -179,17 +202,20 @@ func (l *loop) told(slot, start, end time.Time, res Result, attempts int, lease 
 	}
 	if l.cfg.QuietSuccess && res.Outcome != Success && l.tail != nil {
 		if dropped > 0 {
-			fmt.Fprintf(os.Stderr, "every: [%d earlier bytes of output not kept; --output-tail %d]\n", dropped, l.cfg.OutputTail)
+			// Through the log, as every's other lines: the reader of the
+			// output that follows learns it is a tail.
+			l.log.Warn("output cut: its earlier bytes were not kept", "event", EventOutput, "dropped_bytes", dropped,
+				"output_tail", l.cfg.OutputTail)
 		}
 		l.tail.Replay(os.Stdout, os.Stderr)
 	}
 	if o := l.cfg.Observer; o != nil {
-		o.Finished(Run{Slot: l.label(slot), Start: l.label(start), Late: start.Sub(slot), End: l.label(end), Result: res, Attempts: attempts,
+		o.Finished(Run{Slot: l.label(slot), Start: l.label(start), Late: start.Sub(slot), End: l.label(e.at), Result: res, Attempts: e.attempts,
 			Record: l.rec, Next: l.label(out.next), Output: output, Dropped: dropped})
 	}
 	if l.cfg.Hooks.any() {
-		out.hooks = &hookRun{env: l.env(slot, attempts, lease.Token()), res: res, attempts: attempts, duration: end.Sub(start),
-			failures: l.rec.ConsecutiveFailures, recovered: res.Outcome == Success && failedBefore > 0,
+		out.hooks = &hookRun{env: l.env(slot, e.attempts, p.lease.Token()), res: res, attempts: e.attempts, duration: e.at.Sub(start),
+			failures: l.rec.ConsecutiveFailures, recovered: res.Outcome == Success && e.failedBefore > 0,
 			output: output, outputKept: l.tail != nil}
 	}
 }
@@ -239,15 +265,15 @@ func (l *loop) lockFailed(err error) (reason string) {
 				h = lock.Holder{PID: rec.PID, Host: rec.Host}
 			}
 		}
-		l.repeated(&l.outages.locked, "busy", 1, slog.LevelInfo, "lock busy, skipping the slot", "event", "skip", "reason", "locked",
+		l.repeated(&l.outages.locked, "busy", 1, slog.LevelInfo, "lock busy, skipping the slot", "event", EventSkip, "reason", ReasonLocked,
 			"holder_pid", h.PID, "holder_host", h.Host)
-		return "locked"
+		return ReasonLocked
 	case errors.Is(err, lock.ErrStore):
-		l.repeated(&l.outages.store, "store", 1, slog.LevelError, "store unreachable, skipping the slot", "event", "skip", "reason", "store", "error", err.Error())
-		return "store"
+		l.repeated(&l.outages.store, "store", 1, slog.LevelError, "store unreachable, skipping the slot", "event", EventSkip, "reason", ReasonStore, "error", err.Error())
+		return ReasonStore
 	default:
-		l.repeated(&l.outages.lockErr, "lock", 1, slog.LevelError, "cannot take the lock, skipping the slot", "event", "lock_error", "error", err.Error())
-		return "lock"
+		l.repeated(&l.outages.lockErr, "lock", 1, slog.LevelError, "cannot take the lock, skipping the slot", "event", EventLockError, "error", err.Error())
+		return ReasonLock
 	}
 }
 
@@ -277,12 +303,12 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 	case err != nil:
 		out.unavailable = true
 		out.next = l.notPast(out.next)
-		l.repeated(&l.outages.stateRead, "read", 1, slog.LevelError, "cannot read state, skipping the slot", "event", "skip", "reason", "state",
+		l.repeated(&l.outages.stateRead, "read", 1, slog.LevelError, "cannot read state, skipping the slot", "event", EventSkip, "reason", ReasonState,
 			"state", l.cfg.Store.Where(), "error", err.Error())
-		l.skipped("state", 1, out.next)
+		l.skipped(ReasonState, 1, out.next)
 		return slot, true
 	}
-	l.ended(&l.outages.stateRead, true, "state readable again", "event", "skip", "reason", "state")
+	l.ended(&l.outages.stateRead, true, "state readable again", "event", EventSkip, "reason", ReasonState)
 	if rec == nil {
 		return slot, false
 	}
@@ -295,7 +321,7 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 		rec = &mine
 	}
 	interrupted := rec.Running && !l.holderAlive(rec, l.cfg.Lock != nil)
-	if rec.Schedule == l.cfg.Schedule {
+	if rec.Schedule == l.cfg.Schedule.Recorded() {
 		if l.otherGrid(rec) && !rec.Latest().After(l.label(now)) && !rec.Anchor.Equal(l.left) {
 			// Another instance runs this job on its own grid: join it. (Not
 			// the grid of a record from the future, the clock set back
@@ -306,18 +332,18 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 				out.next = l.slots.Next(slot)
 			}
 		}
-		if !manual && Done(rec, interrupted, l.label(slot), l.label(now), l.labelled()) {
+		if !manual && ranAlready(rec, interrupted, l.label(slot), l.label(now), l.labelled()) {
 			l.rec = *rec
 			out.next, out.done = l.notPast(out.next), true
 			if l.cfg.MaxRuns == 1 {
 				// A one-shot ends with it: it says so, as its ready line
 				// would have if the run had been over then.
-				l.log.Info("slot already run, nothing to do", "event", "skip", "reason", "done", "count", 1,
+				l.log.Info("slot already run, nothing to do", "event", EventSkip, "reason", ReasonDone, "count", 1,
 					"slot", l.label(slot).UTC(), "next", l.label(out.next).UTC())
 			} else {
-				l.log.Debug("slot already run", "event", "skip", "reason", "done", "count", 1, "slot", l.label(slot).UTC())
+				l.log.Debug("slot already run", "event", EventSkip, "reason", ReasonDone, "count", 1, "slot", l.label(slot).UTC())
 			}
-			l.skipped("done", 1, out.next)
+			l.skipped(ReasonDone, 1, out.next)
 			return slot, true
 		}
 	}
@@ -356,22 +382,22 @@ func (l *loop) ownStale(rec *state.Record) bool {
 // or, if the run went past it, the first slot after end, the ones between
 // skipped and logged. Catch-up runs that follow one another overrun nothing.
 func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
-	if since := l.seen.since(l.mark); since.suspends > 0 || since.steps > 0 && l.cfg.Calendar != nil {
+	if since := l.seen.since(l.mark); since.suspends > 0 || since.steps > 0 && l.cfg.Schedule.WallClock() {
 		// Slots passed in a suspend, or the wall clock set past a calendar's
 		// slots, during the run: missed, not overrun; the wait that follows
 		// sees them passed, and --catch-up picks.
 		return next
 	}
 	if catchingUp || !next.Before(end) {
-		l.ended(&l.outages.overrun, false, "runs fit their slots again", "event", "skip", "reason", "overrun")
+		l.ended(&l.outages.overrun, false, "runs fit their slots again", "event", EventSkip, "reason", ReasonOverrun)
 		return next
 	}
 	after := l.slots.Next(end)
 	skipped := schedule.Count(l.slots, next, after, maxCount)
 	l.rec.Skipped = state.AddCount(l.rec.Skipped, int(skipped))
-	l.repeated(&l.outages.overrun, "overrun", int(skipped), slog.LevelWarn, "run overran its slots", "event", "skip", "reason", "overrun",
+	l.repeated(&l.outages.overrun, "overrun", int(skipped), slog.LevelWarn, "run overran its slots", "event", EventSkip, "reason", ReasonOverrun,
 		"next", l.label(after).UTC())
-	l.skipped("overrun", int(skipped), after)
+	l.skipped(ReasonOverrun, int(skipped), after)
 	return after
 }
 
@@ -380,9 +406,11 @@ func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
 // flood the log; the success that ends a streak of failures (failedBefore,
 // the record's, so a streak begun before a restart counts) says how many, at
 // warn, as the failures were: -q shows the end of every failure it showed.
-func (l *loop) logFinish(res Result, attempts int, d time.Duration, failedBefore int) {
-	attrs := []any{"event", "finish", "result", string(res.Outcome), "exit_code", res.ExitCode,
-		"duration_ms", d.Milliseconds(), "attempts", attempts}
+// d is the run's duration.
+func (l *loop) logFinish(e runEnd, d time.Duration) {
+	res := e.res
+	attrs := []any{"event", EventFinish, "result", string(res.Outcome), "exit_code", res.ExitCode,
+		"duration_ms", d.Milliseconds(), "attempts", e.attempts}
 	if res.Signal != 0 {
 		attrs = append(attrs, "signal", SignalName(res.Signal))
 	}
@@ -395,7 +423,7 @@ func (l *loop) logFinish(res Result, attempts int, d time.Duration, failedBefore
 		return
 	}
 	total, _, _, _ := l.outages.failing.end()
-	if n := max(total, failedBefore); n > 0 {
+	if n := max(total, e.failedBefore); n > 0 {
 		attrs = append(attrs, "after_failures", n)
 		l.log.Warn("run finished", attrs...)
 		return
@@ -416,11 +444,8 @@ func (l *loop) notPast(next time.Time) time.Time {
 // (its time did not exist: the end of the gap) or chose (its time occurs
 // twice: the first).
 func (l *loop) dst(slot time.Time) {
-	if l.cfg.Calendar == nil {
-		return
-	}
 	var why string
-	switch l.cfg.Calendar.Shift(slot) {
+	switch l.cfg.Schedule.Shift(slot) {
 	case schedule.Gap:
 		why = "its local time does not exist today; running at the end of the gap"
 	case schedule.Repeat:
@@ -428,6 +453,6 @@ func (l *loop) dst(slot time.Time) {
 	default:
 		return
 	}
-	l.log.Info("slot moved by a DST change", "event", "catch_up", "reason", "dst", "missed", 0,
-		"slot", slot.Round(0).In(l.cfg.Calendar.Location()).Format(time.RFC3339), "detail", why)
+	l.log.Info("slot moved by a DST change", "event", EventCatchUp, "reason", ReasonDST, "missed", 0,
+		"slot", slot.Round(0).In(l.cfg.Schedule.Location()).Format(time.RFC3339), "detail", why)
 }

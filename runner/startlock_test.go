@@ -336,7 +336,7 @@ func TestStartFirst(t *testing.T) {
 		{"lock without LockStart", func(l *loop) { l.cfg.Lock = &memLock{} }, false, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			l := &loop{cfg: Config{Name: "job", Command: []string{"job"}, Schedule: "10s", Interval: 10 * time.Second,
+			l := &loop{cfg: Config{Name: "job", Command: []string{"job"}, Schedule: grid("10s"),
 				Lock: session, Store: session, Clock: fixedClock{slot.Add(time.Millisecond)}, Host: "web-1", PID: 42},
 				anchor: anchor, slots: schedule.Grid{Anchor: anchor, Interval: 10 * time.Second}, rec: own, ran: 1}
 			tt.change(l)

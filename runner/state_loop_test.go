@@ -93,8 +93,7 @@ func TestLoopRestartKeepsPhase(t *testing.T) {
 		store := &memStore{}
 		f := &fakeExec{took: []time.Duration{time.Second}}
 		cfg := testConfig(f, &bytes.Buffer{}, nil)
-		cfg.Interval = 90 * time.Second
-		cfg.Schedule = "90s"
+		cfg.Schedule = grid("90s")
 		cfg.Store = store
 		origin := time.Now()
 		// Two runs (at +0 and +90s), then a stop at +120s.
@@ -375,6 +374,28 @@ func TestLoopFailedEndWriteLosesNothing(t *testing.T) {
 		}
 		if got := f.calls[1].env["EVERY_RUN"]; got != "2" {
 			t.Errorf("EVERY_RUN of the second run = %s, want 2", got)
+		}
+	})
+}
+
+// A record of another schedule: a new grid, said at start with a token for
+// its reason (not prose), the slot run at once as on a fresh start.
+func TestLoopScheduleChangedReason(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		origin := time.Now()
+		store := &memStore{rec: &state.Record{Version: 1, Name: "job", Schedule: "1m", Anchor: origin.Add(-time.Hour),
+			LastSlot: origin.Add(-time.Minute), Runs: 3}}
+		f := &fakeExec{}
+		var buf bytes.Buffer
+		cfg := testConfig(f, &buf, nil)
+		cfg.Store, cfg.MaxRuns = store, 1
+		Loop(context.Background(), cfg)
+		caught := eventsNamed(logEvents(t, &buf), "catch_up")
+		if len(caught) != 1 || caught[0]["reason"] != "schedule_changed" || caught[0]["msg"] != "schedule changed, starting on a new grid" {
+			t.Errorf("catch_up lines %v, want one with reason=schedule_changed", caught)
+		}
+		if len(f.calls) != 1 || !f.calls[0].at.Equal(origin) {
+			t.Errorf("runs %v, want one at once, on the new grid", f.calls)
 		}
 	})
 }

@@ -43,6 +43,9 @@ type Calendar struct {
 	loc      *time.Location
 	wildcard bool
 	text     string
+	// recorded is the schedule as the user wrote it, with --align and --tz
+	// (see Parse); empty: text.
+	recorded string
 }
 
 // Location returns the zone of the schedule's wall clock.
@@ -50,6 +53,30 @@ func (c *Calendar) Location() *time.Location { return c.loc }
 
 // String returns the schedule in canonical form.
 func (c *Calendar) String() string { return c.text }
+
+// Recorded returns the schedule as the state records it.
+func (c *Calendar) Recorded() string {
+	if c.recorded != "" {
+		return c.recorded
+	}
+	return c.text
+}
+
+// WallClock is true: a calendar's slots are readings of its zone's wall clock.
+func (*Calendar) WallClock() bool { return true }
+
+// Anchored returns c: a calendar has no anchor.
+func (c *Calendar) Anchored(time.Time) Schedule { return c }
+
+// First returns the first slot after anchor: a calendar waits for it.
+func (c *Calendar) First(anchor time.Time) time.Time { return c.Next(anchor) }
+
+// Period returns a generous span of one period from t: to the slot after
+// the next.
+func (c *Calendar) Period(t time.Time) time.Duration { return c.Next(c.Next(t)).Sub(t) }
+
+// MinGap returns the shortest time between two of the next slots after t.
+func (c *Calendar) MinGap(t time.Time) time.Duration { return minGap(c, t) }
 
 // Options are the flags that shape a schedule.
 type Options struct {
@@ -61,8 +88,48 @@ type Options struct {
 // on the wall clock with Options.Align, or a cron expression of 5 or 6 fields
 // or a descriptor (@daily), with an optional CRON_TZ=Zone prefix.
 // A plain duration is a Grid anchored at the Unix epoch; the loop puts it on
-// its own anchor.
+// its own anchor. Its Recorded text is s, and, but for a plain duration
+// (which --tz moves no slot of), " --align" and " --tz ZONE" when given.
 func Parse(s string, o Options) (Schedule, error) {
+	sched, err := parse(s, o)
+	switch sched := sched.(type) {
+	case Grid:
+		sched.text = s
+		return sched, err
+	case *Calendar:
+		c := *sched
+		c.recorded = s
+		if o.Align {
+			c.recorded += " --align"
+		}
+		if o.Zone != nil {
+			c.recorded += " --tz " + o.Zone.String()
+		}
+		return &c, err
+	}
+	return sched, err
+}
+
+// ParseRecorded parses a schedule as the state records it (Recorded), with
+// its --align and --tz.
+func ParseRecorded(text string) (Schedule, error) {
+	f := strings.Fields(text)
+	var opts Options
+	if n := len(f); n >= 2 && f[n-2] == "--tz" {
+		loc, err := LoadZone(f[n-1])
+		if err != nil {
+			return nil, err
+		}
+		opts.Zone, f = loc, f[:n-2]
+	}
+	if n := len(f); n >= 1 && f[n-1] == "--align" {
+		opts.Align, f = true, f[:n-1]
+	}
+	return Parse(strings.Join(f, " "), opts)
+}
+
+// parse is Parse, but for the recorded text.
+func parse(s string, o Options) (Schedule, error) {
 	loc := o.Zone
 	if loc == nil {
 		loc = time.Local
@@ -343,12 +410,6 @@ func (c *Calendar) slots(w time.Time) []time.Time {
 		return nil
 	}
 	return []time.Time{start.UTC()}
-}
-
-// Period returns a generous span of one period of s from t: to the slot
-// after the next.
-func Period(s Schedule, t time.Time) time.Duration {
-	return s.Next(s.Next(t)).Sub(t)
 }
 
 // Count returns how many slots of s lie in [from, to), at most limit.

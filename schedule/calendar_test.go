@@ -350,7 +350,7 @@ func TestPeriodAndCount(t *testing.T) {
 	s := mustParse(t, "*/5 * * * *", Options{Zone: time.UTC})
 	from := at(t, parseFrom)
 	// Next is 10:20, the one after 10:25: 7m37s after 10:17:23.
-	if got, want := Period(s, from), 7*time.Minute+37*time.Second; got != want {
+	if got, want := s.Period(from), 7*time.Minute+37*time.Second; got != want {
 		t.Errorf("Period(*/5, %s) = %v, want %v", parseFrom, got, want)
 	}
 	day := at(t, "2026-05-13T00:00:00Z")

@@ -78,7 +78,11 @@ func ParseInterval(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// Schedule is a set of slot times.
+// Schedule is a set of slot times, with what the loop needs of it: whether
+// it follows the wall clock, its period and shortest gap, its start on an
+// anchor, how a DST change shaped a slot, and the text the state records
+// of it. Callers never ask which kind it is (a Grid or a *Calendar): what
+// differs is a method here.
 type Schedule interface {
 	// Next returns the earliest slot strictly after t: never t itself, so a
 	// loop that waits for Next(last) never runs twice at once.
@@ -87,6 +91,37 @@ type Schedule interface {
 	Prev(t time.Time) time.Time
 	// String returns the schedule in canonical form.
 	String() string
+	// Recorded returns the schedule as the state records it: as the user
+	// wrote it, with --align and --tz when given (ParseRecorded reads it
+	// back). Two records are of one schedule when these are equal.
+	Recorded() string
+	// WallClock reports whether the slots are readings of a zone's wall
+	// clock (a cron expression, an aligned duration), which follow its
+	// steps; otherwise they are a grid kept on the monotonic clock, whose
+	// pace no step of the wall clock changes.
+	WallClock() bool
+	// Anchored returns the schedule on anchor: a grid's slots from there. A
+	// wall-clock schedule has no anchor: it returns itself.
+	Anchored(anchor time.Time) Schedule
+	// First returns the first slot of a fresh start at anchor: a grid
+	// starts at once, on its anchor; a wall-clock schedule waits for its
+	// next slot, as cron does.
+	First(anchor time.Time) time.Time
+	// Period returns a generous span of one period from t: a grid's
+	// interval, a wall-clock schedule's span to the slot after the next.
+	Period(t time.Time) time.Duration
+	// MinGap returns the shortest time between two of the next slots after
+	// t ("0,1 * * * *": a minute), the span --jitter must stay within.
+	MinGap(t time.Time) time.Duration
+	// Location returns the zone of the schedule's wall clock; nil for a
+	// grid, whose slots are in no zone.
+	Location() *time.Location
+	// Shift says whether slot was moved or chosen by a DST change; a grid's
+	// never is.
+	Shift(slot time.Time) Shift
+	// Change says how a DST change shaped slot, for people; a grid's never
+	// is: the zero Change.
+	Change(slot time.Time) Change
 }
 
 // Grid is the set of slot times anchor + k*interval for every integer k.
@@ -95,10 +130,48 @@ type Schedule interface {
 type Grid struct {
 	Anchor   time.Time
 	Interval time.Duration
+	// text is the schedule as the user wrote it ("90s", "@every 90s"), as
+	// recorded; empty: the interval.
+	text string
 }
 
 // String returns the interval.
 func (g Grid) String() string { return g.Interval.String() }
+
+// Recorded returns the duration as the user wrote it, or the interval.
+func (g Grid) Recorded() string {
+	if g.text != "" {
+		return g.text
+	}
+	return g.Interval.String()
+}
+
+// WallClock is false: a grid keeps its pace on the monotonic clock.
+func (Grid) WallClock() bool { return false }
+
+// Anchored returns the grid on anchor.
+func (g Grid) Anchored(anchor time.Time) Schedule {
+	g.Anchor = anchor
+	return g
+}
+
+// First returns the anchor: a grid's first slot.
+func (g Grid) First(anchor time.Time) time.Time { return anchor }
+
+// Period returns the interval.
+func (g Grid) Period(time.Time) time.Duration { return g.Interval }
+
+// MinGap returns the interval.
+func (g Grid) MinGap(time.Time) time.Duration { return g.Interval }
+
+// Location returns nil: a grid is on no zone's wall clock.
+func (Grid) Location() *time.Location { return nil }
+
+// Shift returns NoShift: no DST change moves a slot of a grid.
+func (Grid) Shift(time.Time) Shift { return NoShift }
+
+// Change returns the zero Change: no DST change shapes a slot of a grid.
+func (Grid) Change(time.Time) Change { return Change{} }
 
 // Index returns k of the latest slot at or before t (negative before the anchor).
 func (g Grid) Index(t time.Time) int64 {
@@ -120,3 +193,17 @@ func (g Grid) Next(t time.Time) time.Time { return g.Slot(g.Index(t) + 1) }
 
 // Prev returns the latest slot at or before t.
 func (g Grid) Prev(t time.Time) time.Time { return g.Slot(g.Index(t)) }
+
+// minGapSlots is how many of the next gaps MinGap looks at.
+const minGapSlots = 32
+
+// minGap returns the shortest of the next gaps of s after t.
+func minGap(s Schedule, t time.Time) time.Duration {
+	t = s.Next(t)
+	shortest := time.Duration(math.MaxInt64)
+	for range minGapSlots {
+		next := s.Next(t)
+		shortest, t = min(shortest, next.Sub(t)), next
+	}
+	return shortest
+}

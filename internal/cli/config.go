@@ -20,12 +20,12 @@ const minLockTTL = 100 * time.Millisecond
 // is checked, whether or not it matters in this invocation.
 func config(c *cli.Context, inv invocation) (job.Settings, error) {
 	o := &options{c: c, given: inv.given}
-	sched, text, err := o.schedule(inv.schedule)
+	sched, err := o.schedule(inv.schedule)
 	if err != nil {
 		return job.Settings{}, err
 	}
 	st := job.Settings{
-		Loop:          o.loop(inv.command, text),
+		Loop:          o.loop(inv.command, sched),
 		LockTTL:       o.duration("lock-ttl"),
 		Store:         c.String("store"),
 		StateDir:      c.String("state-dir"),
@@ -47,11 +47,6 @@ func config(c *cli.Context, inv invocation) (job.Settings, error) {
 	if err := o.check(st, sched, inv.schedule); err != nil {
 		return st, err
 	}
-	if cal, ok := sched.(*schedule.Calendar); ok {
-		cfg.Calendar = cal
-	} else {
-		cfg.Interval = sched.(schedule.Grid).Interval
-	}
 	cfg.Name = c.String("name")
 	if cfg.Name == "" && !inv.given["name"] {
 		cfg.Name = job.Name(inv.command)
@@ -63,11 +58,11 @@ func config(c *cli.Context, inv invocation) (job.Settings, error) {
 }
 
 // loop reads the options of the loop itself: when and how the command runs.
-func (o *options) loop(command []string, text string) runner.Config {
+func (o *options) loop(command []string, sched schedule.Schedule) runner.Config {
 	c := o.c
 	return runner.Config{
 		Command:      command,
-		Schedule:     text,
+		Schedule:     sched,
 		Jitter:       o.duration("jitter"),
 		Delay:        o.duration("delay"),
 		Retries:      o.count("retries"),
@@ -100,11 +95,11 @@ func (o *options) check(st job.Settings, sched schedule.Schedule, given string) 
 	switch {
 	case o.err != nil:
 		return o.err
-	case cfg.Jitter >= job.Gap(sched):
-		if _, isGrid := sched.(schedule.Grid); isGrid {
+	case cfg.Jitter >= sched.MinGap(time.Now()):
+		if !sched.WallClock() {
 			return bad("jitter", "must be shorter than the interval "+given, withinPeriod)
 		}
-		return bad("jitter", fmt.Sprintf("must be shorter than the %v between two slots of %q", job.Gap(sched), given), withinPeriod)
+		return bad("jitter", fmt.Sprintf("must be shorter than the %v between two slots of %q", sched.MinGap(time.Now()), given), withinPeriod)
 	case st.LockTTL < minLockTTL:
 		return bad("lock-ttl", "give a duration of at least 100ms, such as 30s", "")
 	case cfg.OutputTail < 1:

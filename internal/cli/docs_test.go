@@ -184,7 +184,8 @@ type loggedEvent struct {
 func codeEvents(t *testing.T, root string) map[string]*loggedEvent {
 	t.Helper()
 	events := map[string]*loggedEvent{}
-	consts := map[string]map[string]string{} // directory -> constant -> value
+	consts := map[string]map[string]string{}    // directory -> constant -> value
+	pkgConsts := map[string]map[string]string{} // package name -> constant -> value
 	parsed := map[string][]*ast.File{}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -209,6 +210,9 @@ func codeEvents(t *testing.T, root string) map[string]*loggedEvent {
 		if consts[dir] == nil {
 			consts[dir] = map[string]string{}
 		}
+		if pkgConsts[f.Name.Name] == nil {
+			pkgConsts[f.Name.Name] = map[string]string{}
+		}
 		for _, decl := range f.Decls {
 			if gd, ok := decl.(*ast.GenDecl); ok && gd.Tok == token.CONST {
 				for _, spec := range gd.Specs {
@@ -217,6 +221,7 @@ func codeEvents(t *testing.T, root string) map[string]*loggedEvent {
 						if i < len(vs.Values) {
 							if v, ok := stringLit(vs.Values[i]); ok {
 								consts[dir][name.Name] = v
+								pkgConsts[f.Name.Name][name.Name] = v
 							}
 						}
 					}
@@ -249,14 +254,29 @@ func codeEvents(t *testing.T, root string) map[string]*loggedEvent {
 					}
 					return true
 				})
-				names := func(e ast.Expr) []string {
+				// constant is the value of a string literal or of a string
+				// constant, this package's or another's (runner.EventSkip).
+				constant := func(e ast.Expr) (string, bool) {
 					if v, ok := stringLit(e); ok {
+						return v, true
+					}
+					switch e := e.(type) {
+					case *ast.Ident:
+						v, ok := consts[dir][e.Name]
+						return v, ok
+					case *ast.SelectorExpr:
+						if pkg, ok := e.X.(*ast.Ident); ok {
+							v, ok := pkgConsts[pkg.Name][e.Sel.Name]
+							return v, ok
+						}
+					}
+					return "", false
+				}
+				names := func(e ast.Expr) []string {
+					if v, ok := constant(e); ok {
 						return []string{v}
 					}
 					if id, ok := e.(*ast.Ident); ok {
-						if v, ok := consts[dir][id.Name]; ok {
-							return []string{v}
-						}
 						return locals[id.Name]
 					}
 					return nil
@@ -273,7 +293,7 @@ func codeEvents(t *testing.T, root string) map[string]*loggedEvent {
 							t.Errorf("%s: an event that is not a literal, a constant or a variable set to literals", fset.Position(list[i].Pos()))
 						}
 						for _, ev := range evs {
-							addFields(events, ev, fset.Position(list[i].Pos()).String(), list[i+2:])
+							addFields(events, ev, fset.Position(list[i].Pos()).String(), list[i+2:], constant)
 						}
 						return evs
 					}
@@ -299,7 +319,7 @@ func codeEvents(t *testing.T, root string) map[string]*loggedEvent {
 						if fn, ok := n.Fun.(*ast.Ident); ok && fn.Name == "append" && len(n.Args) > 1 {
 							if id, ok := n.Args[0].(*ast.Ident); ok {
 								for _, ev := range carry[id.Name] {
-									addFields(events, ev, fset.Position(n.Pos()).String(), n.Args[1:])
+									addFields(events, ev, fset.Position(n.Pos()).String(), n.Args[1:], constant)
 								}
 							}
 						}
@@ -314,8 +334,8 @@ func codeEvents(t *testing.T, root string) map[string]*loggedEvent {
 }
 
 // addFields adds the key-value pairs at the start of list (string keys) to
-// an event's fields.
-func addFields(events map[string]*loggedEvent, ev, at string, list []ast.Expr) {
+// an event's fields; constant reads a reason's value.
+func addFields(events map[string]*loggedEvent, ev, at string, list []ast.Expr, constant func(ast.Expr) (string, bool)) {
 	e := events[ev]
 	if e == nil {
 		e = &loggedEvent{keys: map[string]bool{}, reasons: map[string]bool{}, at: at}
@@ -327,7 +347,7 @@ func addFields(events map[string]*loggedEvent, ev, at string, list []ast.Expr) {
 			return
 		}
 		e.keys[k] = true
-		if v, ok := stringLit(list[j+1]); ok && k == "reason" {
+		if v, ok := constant(list[j+1]); ok && k == "reason" {
 			e.reasons[v] = true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/everycli/every/runner"
+	"github.com/everycli/every/schedule"
 )
 
 // The command inherits every's environment less every variable every reads
@@ -77,7 +78,7 @@ func TestOutputVarsAreTheRunnersOwn(t *testing.T) {
 	}
 	hook := "true"
 	exit := runner.Loop(context.Background(), runner.Config{
-		Name: "job", Command: []string{"job"}, Schedule: "10ms", Interval: 10 * time.Millisecond,
+		Name: "job", Command: []string{"job"}, Schedule: schedule.Grid{Interval: 10 * time.Millisecond},
 		MaxRuns: 1, Signal: 15, KillAfter: time.Second, OutputTail: 10000, Exec: exec,
 		Hooks:  runner.Hooks{OnFailure: hook, OnSuccess: hook, OnRecover: hook, Timeout: time.Second},
 		Logger: slog.New(slog.DiscardHandler), Env: []string{"PATH=/bin"},

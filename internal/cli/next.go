@@ -39,24 +39,22 @@ func nextConfig(c *cli.Context, inv invocation) (NextSettings, error) {
 		return ns, ui.BadFlag("-n", c.String("n"), "give a whole number of slots, 1 or more", "")
 	}
 	ns.n = n
-	if ns.slots, _, err = o.schedule(inv.names[0]); err != nil {
+	if ns.slots, err = o.schedule(inv.names[0]); err != nil {
 		return ns, err
 	}
 	if tz := o.get("tz"); tz != "" {
 		ns.loc, _ = schedule.LoadZone(tz) // checked by o.schedule
 	}
-	if cal, ok := ns.slots.(*schedule.Calendar); ok {
-		ns.loc = cal.Location() // CRON_TZ= in the expression wins
+	if loc := ns.slots.Location(); loc != nil {
+		ns.loc = loc // CRON_TZ= in the expression wins
 	}
 	if from := c.String("from"); from != "" {
 		if ns.from, err = parseFrom(from, ns.loc); err != nil {
 			return ns, ui.BadFlag("--from", from, "give a time in RFC 3339, such as 2026-03-08T00:00:00-05:00", "or a local time of --tz without the offset, such as 2026-03-08T00:00:00")
 		}
 	}
-	if g, ok := ns.slots.(schedule.Grid); ok {
-		// A plain duration starts at once: its grid is anchored at TIME.
-		ns.slots = schedule.Grid{Anchor: ns.from, Interval: g.Interval}
-	}
+	// A plain duration starts at once: its grid is anchored at TIME.
+	ns.slots = ns.slots.Anchored(ns.from)
 	return ns, nil
 }
 
@@ -91,15 +89,11 @@ const nextBuffer = 32 << 10
 // that a DST change shaped, how. It stops at the first write error.
 func PrintNext(ns NextSettings, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, nextBuffer)
-	cal, _ := ns.slots.(*schedule.Calendar)
 	t := ns.from
 	for range ns.n {
 		t = ns.slots.Next(t)
 		local := t.In(ns.loc)
-		note := ""
-		if cal != nil {
-			note = changeNote(cal.Change(t), local)
-		}
+		note := changeNote(ns.slots.Change(t), local)
 		if _, err := fmt.Fprintf(bw, "%s  %s  in %s%s\n", local.Format(time.RFC3339Nano), local.Format("Mon"), distance(t.Sub(ns.from)), note); err != nil {
 			return fmt.Errorf("cannot write the slots: %w", err)
 		}

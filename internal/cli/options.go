@@ -188,41 +188,34 @@ func (o *options) pingURL(name string) *url.URL {
 	return u
 }
 
-// schedule parses the schedule with --align and --tz, and returns it with its
-// text as recorded in the state: as given, and those two options when given.
-func (o *options) schedule(given string) (schedule.Schedule, string, error) {
-	text, opts := given, schedule.Options{Align: o.c.Bool("align")}
-	if opts.Align {
-		text += " --align"
-	}
+// schedule parses the schedule with --align and --tz (its Recorded text
+// names them).
+func (o *options) schedule(given string) (schedule.Schedule, error) {
+	opts := schedule.Options{Align: o.c.Bool("align")}
 	if tz := o.get("tz"); tz != "" {
 		loc, err := schedule.LoadZone(tz)
 		if err != nil {
-			return nil, "", ui.BadFlag(o.label("tz"), tz, "not an IANA zone name", "try Europe/Berlin or UTC")
+			return nil, ui.BadFlag(o.label("tz"), tz, "not an IANA zone name", "try Europe/Berlin or UTC")
 		}
-		text += " --tz " + tz
 		opts.Zone = loc
 	}
 	s, err := schedule.Parse(given, opts)
-	if _, isGrid := s.(schedule.Grid); isGrid {
-		text = given // --tz moves no slot of a plain duration: not part of its grid
-	}
 	switch {
 	case err == nil:
 	case bareNumber(given) && strings.Trim(given, "0.") == "":
-		return nil, "", ui.Usagef("bad schedule %q: a number alone is not a schedule; give a unit, as in 90s or 5m", given)
+		return nil, ui.Usagef("bad schedule %q: a number alone is not a schedule; give a unit, as in 90s or 5m", given)
 	case bareNumber(given):
 		// Never seconds: an unquoted cron line (every 5 * * * * cmd) would
 		// run the first file of the directory.
-		return nil, "", ui.Usagef("bad schedule %q: a number alone is not a schedule; did you mean %ss?", given, given)
+		return nil, ui.Usagef("bad schedule %q: a number alone is not a schedule; did you mean %ss?", given, given)
 	case isCronField(given):
-		return nil, "", ui.Usagef("bad schedule %q: a cron expression has 5 fields, as one argument; quote them all, as in '*/5 * * * *'", given)
+		return nil, ui.Usagef("bad schedule %q: a cron expression has 5 fields, as one argument; quote them all, as in '*/5 * * * *'", given)
 	case opts.Align:
-		return nil, "", ui.Usagef("bad schedule: %v", err) // the hint is in it
+		return nil, ui.Usagef("bad schedule: %v", err) // the hint is in it
 	case len(strings.Fields(given)) == 1:
-		return nil, "", ui.Usagef("bad schedule: %v; try 500ms, 30s, 1m30s, 2h or 1d, or a cron expression", err)
+		return nil, ui.Usagef("bad schedule: %v; try 500ms, 30s, 1m30s, 2h or 1d, or a cron expression", err)
 	default:
-		return nil, "", ui.Usagef("bad schedule: %v; see every --help", err)
+		return nil, ui.Usagef("bad schedule: %v; see every --help", err)
 	}
-	return s, text, nil
+	return s, nil
 }

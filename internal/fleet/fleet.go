@@ -173,7 +173,7 @@ func bound(opt *redis.Options, q url.Values) {
 // start apart, when the record is not the one this process wrote last)
 // instead of five, and its writes are fenced.
 func (f *Redis) Job(name, host string, ttl, period time.Duration, withLock, withState bool) (lock.Locker, state.Store) {
-	l := lock.Redis{Client: f.client, Key: f.lockKey(name), TTL: ttl, Host: host, Where: f.server}
+	l := lock.Redis{Client: f.client, Key: f.lockKey(name), TTL: ttl, Host: host, Server: f.server}
 	s := state.Redis{Client: f.client, Key: f.stateKey(name), Period: period, Server: f.server}
 	switch {
 	case withLock && withState:

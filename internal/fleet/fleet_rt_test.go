@@ -18,6 +18,7 @@ import (
 	"github.com/everycli/every/internal/testutil"
 	"github.com/everycli/every/lock"
 	"github.com/everycli/every/runner"
+	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
 
@@ -31,7 +32,7 @@ func sessionWiring(f *Redis, name string) (lock.Locker, state.Store) {
 
 // separateWiring is the wiring before Session: a lock and a store apart.
 func separateWiring(f *Redis, name string) (lock.Locker, state.Store) {
-	return lock.Redis{Client: f.client, Key: f.lockKey(name), TTL: 30 * time.Second, Host: "web-1", Where: f.server},
+	return lock.Redis{Client: f.client, Key: f.lockKey(name), TTL: 30 * time.Second, Host: "web-1", Server: f.server},
 		state.Redis{Client: f.client, Key: f.stateKey(name), Period: 20 * time.Millisecond, Server: f.server}
 }
 
@@ -51,7 +52,7 @@ func tripLoop(t *testing.T, srv *redistest.Server, wire wiring, name string, run
 	if fatal, transient := f.Check(context.Background()); fatal != nil || transient != nil {
 		t.Fatalf("check: %v, %v", fatal, transient)
 	}
-	cfg := runner.Config{Name: name, Command: []string{"true"}, Schedule: "20ms", Interval: 20 * time.Millisecond,
+	cfg := runner.Config{Name: name, Command: []string{"true"}, Schedule: schedule.Grid{Interval: 20 * time.Millisecond},
 		MaxRuns: runs, Timeout: time.Minute, KillAfter: time.Second, Host: "web-1", PID: os.Getpid(),
 		Env: os.Environ(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	cfg.Lock, cfg.Store = wire(f, name)

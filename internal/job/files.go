@@ -32,7 +32,7 @@ func jobFiles(st Settings, cfg *runner.Config, commandPath string) (runner.Obser
 		return nil, fleetStore(st, cfg)
 	}
 	if statePath != "" {
-		sf := state.File{Path: statePath, Period: period(cfg)}
+		sf := state.File{Path: statePath, Period: cfg.Schedule.Period(time.Now())}
 		if err := sf.CheckWritable(); errors.Is(err, state.ErrNotRecord) {
 			return nil, fmt.Errorf("cannot write state file %q: it holds something other than a state record, which every would replace; choose another --state, or --no-state", statePath)
 		} else if errors.Is(err, state.ErrNotRegular) {
@@ -58,7 +58,7 @@ func jobFiles(st Settings, cfg *runner.Config, commandPath string) (runner.Obser
 	// cannot be held costs the job nothing but that column: said, not
 	// fatal; but one of another user's is never trusted (SPEC section 8).
 	path := MarkerPath(statePath)
-	m, err := holdActive(path, MarkerInfo{Name: cfg.Name, Schedule: cfg.Schedule, PID: cfg.PID, Host: cfg.Host})
+	m, err := holdActive(path, MarkerInfo{Name: cfg.Name, Schedule: cfg.Schedule.Recorded(), PID: cfg.PID, Host: cfg.Host})
 	switch {
 	case errors.Is(err, errForeignMarker):
 		return nil, fmt.Errorf("cannot mark the job active in %q: %w; remove it, or choose --state-dir or --state", path, ui.UnwrapPath(err))
@@ -125,15 +125,6 @@ func fleetStore(st Settings, cfg *runner.Config) error {
 	}
 	// With both in the store, one session is the lock and the store: the
 	// record comes with the lock, and the run's writes are fenced by it.
-	cfg.Lock, cfg.Store = f.Job(cfg.Name, cfg.Host, ttl, period(cfg), !st.NoLock, !st.NoState)
+	cfg.Lock, cfg.Store = f.Job(cfg.Name, cfg.Host, ttl, cfg.Schedule.Period(time.Now()), !st.NoLock, !st.NoState)
 	return nil
-}
-
-// period is the job's period, for the sanity check of its record: the
-// interval, or, for a calendar schedule, the span to the slot after next.
-func period(cfg *runner.Config) time.Duration {
-	if cfg.Calendar != nil {
-		return PeriodOf(cfg.Calendar, time.Now())
-	}
-	return cfg.Interval
 }

@@ -42,7 +42,7 @@ func observers(st Settings, cfg *runner.Config) (obs runner.Observer, done func(
 		closers = append(closers, func() { _ = m.Close() })
 	}
 	if st.Ping != nil {
-		period := shortestGap(cfg)
+		period := cfg.Schedule.MinGap(time.Now())
 		p := ping.New(ping.Config{URL: st.Ping, Timeout: st.PingTimeout, FailAfter: st.PingFailAfter,
 			NoStart: period < time.Minute, Throttle: period < 12*time.Second, Logger: cfg.Logger})
 		all = append(all, p)
@@ -75,13 +75,4 @@ func metricsError(st Settings, err error) error {
 		why, hint = ui.UnwrapPath(err).Error(), "remove what is there, or choose another "+flag
 	}
 	return fmt.Errorf("cannot write metrics file %q: %s; %s", path, why, hint)
-}
-
-// shortestGap returns the job's shortest time between two slots: its
-// interval, or a calendar schedule's shortest gap ahead.
-func shortestGap(cfg *runner.Config) time.Duration {
-	if cfg.Calendar != nil {
-		return Gap(cfg.Calendar)
-	}
-	return cfg.Interval
 }

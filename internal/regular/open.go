@@ -41,6 +41,21 @@ func Open(path string, flags int, perm uint32) (int, error) {
 	return fd, nil
 }
 
+// OpenExisting is Open after an Lstat: what is not a regular file at path
+// (a device, a FIFO) is refused without being opened at all, as opening
+// some devices does something; Open's flags and fstat close the race. A
+// missing file is an *fs.PathError wrapping fs.ErrNotExist.
+func OpenExisting(path string, flags int, perm uint32) (int, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return -1, &fs.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
+		return -1, &fs.PathError{Op: "open", Path: path, Err: Not(StatKind(uint32(st.Mode)))}
+	}
+	return Open(path, flags, perm)
+}
+
 // StatKind names the file type of a stat mode that is not a regular file.
 func StatKind(mode uint32) string {
 	switch mode & unix.S_IFMT {

@@ -68,8 +68,8 @@ func list(ss Settings, now time.Time) (listing, error) {
 		rec := f.rec
 		// An absurd record (a hostile or damaged one) is reported, not shown.
 		var period time.Duration // 0 if not known
-		if s, err := job.Recorded(rec.Schedule); err == nil {
-			period = job.PeriodOf(s, now)
+		if s, err := schedule.ParseRecorded(rec.Schedule); err == nil {
+			period = s.Period(now)
 		}
 		if err := rec.Sane(now, period); err != nil {
 			l.problems = append(l.problems, problem{rec.Name, "state cannot be used",
@@ -238,11 +238,8 @@ func describeJob(rec *state.Record, host string, now time.Time, active bool) job
 		j.DurationMS = &d
 	}
 	// Only an every that is alive will run the next slot: a dead one has none.
-	if s, err := job.Recorded(rec.Schedule); err == nil && active {
-		if g, ok := s.(schedule.Grid); ok {
-			s = schedule.Grid{Anchor: rec.Anchor, Interval: g.Interval}
-		}
-		next := inZone(s.Next(now), rec.Schedule)
+	if s, err := schedule.ParseRecorded(rec.Schedule); err == nil && active {
+		next := inZone(s.Anchored(rec.Anchor).Next(now), rec.Schedule)
 		j.NextSlot = &next
 	}
 	if rec.Running {
@@ -277,10 +274,8 @@ func describePending(key string, m job.MarkerInfo) jobStatus {
 // inZone is a slot of a schedule as status shows it: in a calendar's zone,
 // else in UTC.
 func inZone(t time.Time, sched string) time.Time {
-	if s, err := job.Recorded(sched); err == nil {
-		if cal, ok := s.(*schedule.Calendar); ok {
-			return t.In(cal.Location())
-		}
+	if s, err := schedule.ParseRecorded(sched); err == nil && s.Location() != nil {
+		return t.In(s.Location())
 	}
 	return t.UTC()
 }
