@@ -262,6 +262,16 @@ func TestLoopCalendarClockStep(t *testing.T) {
 				if got := f.slotsSeen(); !slices.Equal(got, tt.want) {
 					t.Errorf("EVERY_SLOT %v, want %v", got, tt.want)
 				}
+				// No slot starts before its time on the wall clock (the step
+				// came before the first run, so the wall is the run's time
+				// plus the step in force at the end).
+				step := clock.Now().Sub(time.Now().Round(0))
+				for _, c := range f.calls {
+					slot, err := time.Parse(time.RFC3339, c.env["EVERY_SLOT"])
+					if wall := c.at.Round(0).Add(step); err != nil || wall.Before(slot) {
+						t.Errorf("slot %s started at %v on the wall clock, before it (%v)", c.env["EVERY_SLOT"], wall.UTC(), err)
+					}
+				}
 				var caught, steps []map[string]any
 				for _, e := range eventsNamed(logEvents(t, &buf), "catch_up") {
 					if e["missed"] == 0.0 {

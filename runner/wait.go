@@ -66,6 +66,9 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 				if len(slots) > 0 {
 					return slots, false, nil
 				}
+				// None of them runs (--catch-up none): wait for the next
+				// slot, at its time, not for the one passed.
+				base = due
 				continue
 			}
 			if set && now.Before(wake.Add(-early)) {
