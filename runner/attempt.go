@@ -101,14 +101,30 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 
 	done := make(chan Result, 1)
 	go func() { done <- l.cfg.Exec(actx, a) }()
+	return l.watch(ctx, lease, watched{done: done, execd: execd, forward: forward, cancel: cancel})
+}
+
+// watched is an attempt under way, as watch sees it.
+type watched struct {
+	done    <-chan Result
+	execd   <-chan struct{} // closed once the command is started
+	forward chan<- os.Signal
+	cancel  context.CancelCauseFunc // ends the attempt, with its cause
+}
+
+// watch waits for an attempt's end, passing signals on to it, ending it
+// when the lock is lost, and syncing the record written before it once its
+// command has started. It returns the result, and the stop signal if one
+// came.
+func (l *loop) watch(ctx context.Context, lease lock.Lease, w watched) (Result, os.Signal) {
 	var stop os.Signal
 	pass := func(sig os.Signal) {
 		select {
-		case forward <- sig:
+		case w.forward <- sig:
 		default: // the attempt is not keeping up; it has enough to act on
 		}
 	}
-	ctxDone, lost := ctx.Done(), lease.Lost()
+	ctxDone, lost, execd := ctx.Done(), lease.Lost(), w.execd
 	// Once the command has started, the record written before (the last
 	// run's end) is synced when due: a run that lasts does not hold it up.
 	var syncAt <-chan time.Time
@@ -116,7 +132,7 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 	defer func() { stopSync() }()
 	for {
 		select {
-		case r := <-done:
+		case r := <-w.done:
 			return r, stop
 		case <-execd:
 			execd = nil
@@ -128,7 +144,7 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 		case <-lost:
 			lost = nil
 			l.log.Error("lock lost during the run", "event", EventLockError)
-			cancel(ErrLostLock)
+			w.cancel(ErrLostLock)
 		case <-ctxDone:
 			ctxDone = nil
 			stop = syscall.SIGTERM

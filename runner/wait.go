@@ -48,22 +48,8 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 			now := l.now()
 			if cur := l.slots.Prev(now.Add(-jitter)); cur.After(due) {
 				// More than the slot due passed while the wait could not see
-				// it: a suspend (a wall-clock wait hears of a resume as of a
-				// clock set), the wall clock set forward past a calendar's
-				// slots, or a wake-up late (every was stopped, SIGSTOP, or
-				// starved of the processor): CLOCK_BOOTTIME less
-				// CLOCK_MONOTONIC grows only in a suspend.
-				since := l.seen.since(l.mark)
-				l.mark = l.seen
-				switch {
-				case since.suspends > 0:
-					slots, due = l.passed(due, cur, now, ReasonSuspend)
-				case set || since.steps > 0:
-					slots, due = l.passed(due, cur, now, ReasonClock)
-				default:
-					return l.late(due, cur), false, nil
-				}
-				if len(slots) > 0 {
+				// it (see overslept).
+				if slots, due = l.overslept(due, cur, now, set); len(slots) > 0 {
 					return slots, false, nil
 				}
 				// None of them runs (--catch-up none): wait for the next
@@ -97,6 +83,24 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 			// SIGHUP and SIGUSR2 have no child to go to while idle.
 		}
 	}
+}
+
+// overslept sorts out a wake-up that finds slots after due passed: a
+// suspend (a wall-clock wait hears of a resume as of a clock set), the wall
+// clock set forward past a calendar's slots, or a wake-up late (every was
+// stopped, SIGSTOP, or starved of the processor): CLOCK_BOOTTIME less
+// CLOCK_MONOTONIC grows only in a suspend. It returns the slots to run
+// (none: wait on) and the slot due after them.
+func (l *loop) overslept(due, cur, now time.Time, set bool) ([]time.Time, time.Time) {
+	since := l.seen.since(l.mark)
+	l.mark = l.seen
+	switch {
+	case since.suspends > 0:
+		return l.passed(due, cur, now, ReasonSuspend)
+	case set || since.steps > 0:
+		return l.passed(due, cur, now, ReasonClock)
+	}
+	return l.late(due, cur), due
 }
 
 // late returns the slot to run after a wake-up that came late, past the
