@@ -1,4 +1,4 @@
-package main
+package fleet
 
 import (
 	"context"
@@ -20,11 +20,13 @@ import (
 	"time"
 
 	"github.com/everycli/every/internal/etcdtest"
+	"github.com/everycli/every/internal/testutil"
 	"github.com/everycli/every/runner"
+	"github.com/everycli/every/schedule"
 )
 
 // etcdTripLoop runs a job of max runs of `true` every 20ms on etcd reached
-// through a counting HTTP proxy, wired as etcdFleetStore wires it, from the
+// through a counting HTTP proxy, wired as job.fleetStore wires it, from the
 // start-up check on, and returns the requests it made (their paths).
 func etcdTripLoop(t *testing.T, addr, name string, runs int) []string {
 	t.Helper()
@@ -38,19 +40,19 @@ func etcdTripLoop(t *testing.T, addr, name string, runs int) []string {
 		rp.ServeHTTP(w, r)
 	}))
 	defer proxy.Close()
-	f, err := openEtcdFleet("etcd://" + strings.TrimPrefix(proxy.URL, "http://"))
+	f, err := openEtcd("etcd://" + strings.TrimPrefix(proxy.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.client.Close()
-	if fatal, transient := f.check(context.Background()); fatal != nil || transient != nil {
+	if fatal, transient := f.Check(context.Background()); fatal != nil || transient != nil {
 		t.Fatalf("check: %v, %v", fatal, transient)
 	}
-	cfg := runner.Config{Name: name, Command: []string{"true"}, Schedule: "20ms", Interval: 20 * time.Millisecond,
+	cfg := runner.Config{Name: name, Command: []string{"true"}, Schedule: schedule.Grid{Interval: 20 * time.Millisecond},
 		MaxRuns: runs, Timeout: time.Minute, KillAfter: time.Second, Host: "web-1", PID: os.Getpid(),
 		Env: os.Environ(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	// A lease of 30s: no keep-alive falls within a run of `true`.
-	cfg.Lock, cfg.Store = f.job(name, "web-1", 30*time.Second, period(&cfg), true, true)
+	cfg.Lock, cfg.Store = f.Job(name, "web-1", 30*time.Second, 20*time.Millisecond, true, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if exit := runner.Loop(ctx, cfg); exit.Reason != runner.MaxRuns || exit.Last.ExitCode != 0 {
@@ -65,7 +67,7 @@ func etcdTripLoop(t *testing.T, addr, name string, runs int) []string {
 // process a subreaper, see tripChild).
 func etcdTripChild(t *testing.T, addr, name string, runs int) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.WaitBound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestEtcdFleetRoundTrips$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "EVERY_ETCDRT_CHILD="+strings.Join([]string{addr, name, strconv.Itoa(runs)}, " "))
