@@ -1,8 +1,6 @@
 package schedule
 
 import (
-	"fmt"
-	"strings"
 	"time"
 	_ "time/tzdata" // zones work in a scratch container, without /usr/share/zoneinfo
 )
@@ -77,144 +75,6 @@ func (c *Calendar) Period(t time.Time) time.Duration { return c.Next(c.Next(t)).
 
 // MinGap returns the shortest time between two of the next slots after t.
 func (c *Calendar) MinGap(t time.Time) time.Duration { return minGap(c, t) }
-
-// Options are the flags that shape a schedule.
-type Options struct {
-	Align bool           // a duration is aligned on the local wall clock (--align)
-	Zone  *time.Location // --tz; nil means time.Local. CRON_TZ= or TZ= in the expression wins.
-}
-
-// Parse parses a schedule: a duration ("90s", "1d", "@every 90s"), aligned
-// on the wall clock with Options.Align, or a cron expression of 5 or 6 fields
-// or a descriptor (@daily), with an optional CRON_TZ=Zone prefix.
-// A plain duration is a Grid anchored at the Unix epoch; the loop puts it on
-// its own anchor. Its Recorded text is s, and, but for a plain duration
-// (which --tz moves no slot of), " --align" and " --tz ZONE" when given.
-func Parse(s string, o Options) (Schedule, error) {
-	sched, err := parse(s, o)
-	switch sched := sched.(type) {
-	case Grid:
-		sched.text = s
-		return sched, err
-	case *Calendar:
-		c := *sched
-		c.recorded = s
-		if o.Align {
-			c.recorded += " --align"
-		}
-		if o.Zone != nil {
-			c.recorded += " --tz " + o.Zone.String()
-		}
-		return &c, err
-	}
-	return sched, err
-}
-
-// ParseRecorded parses a schedule as the state records it (Recorded), with
-// its --align and --tz.
-func ParseRecorded(text string) (Schedule, error) {
-	f := strings.Fields(text)
-	var opts Options
-	if n := len(f); n >= 2 && f[n-2] == "--tz" {
-		loc, err := LoadZone(f[n-1])
-		if err != nil {
-			return nil, err
-		}
-		opts.Zone, f = loc, f[:n-2]
-	}
-	if n := len(f); n >= 1 && f[n-1] == "--align" {
-		opts.Align, f = true, f[:n-1]
-	}
-	return Parse(strings.Join(f, " "), opts)
-}
-
-// parse is Parse, but for the recorded text.
-func parse(s string, o Options) (Schedule, error) {
-	loc := o.Zone
-	if loc == nil {
-		loc = time.Local
-	}
-	fields := strings.Fields(s)
-	if len(fields) > 0 {
-		for _, prefix := range []string{"CRON_TZ=", "TZ="} {
-			if name, ok := strings.CutPrefix(fields[0], prefix); ok {
-				if name == "" {
-					return nil, fmt.Errorf("%s names no zone: write one such as %sEurope/Berlin or %sUTC", prefix, prefix, prefix)
-				}
-				z, err := LoadZone(name)
-				if err != nil {
-					return nil, err
-				}
-				loc, fields = z, fields[1:]
-				break
-			}
-		}
-	}
-	if len(fields) == 0 {
-		return nil, fmt.Errorf("empty schedule: give a duration (90s) or a cron expression (\"*/5 * * * *\")")
-	}
-	if len(fields) == 2 && strings.EqualFold(fields[0], "@every") {
-		fields = fields[1:]
-	} else if d, ok := descriptors[strings.ToLower(fields[0])]; ok && len(fields) == 1 {
-		fields = strings.Fields(d)
-	} else if strings.HasPrefix(fields[0], "@") {
-		return nil, fmt.Errorf("%q is not a schedule: the descriptors are @yearly @annually @monthly @weekly @daily @midnight @hourly and @every DURATION", s)
-	}
-	if len(fields) == 1 {
-		d, err := ParseInterval(fields[0])
-		if err != nil {
-			return nil, err
-		}
-		if !o.Align {
-			return Grid{Anchor: time.Unix(0, 0).UTC(), Interval: d}, nil
-		}
-		c, err := Align(d, loc)
-		if err != nil {
-			return nil, fmt.Errorf("--align: %s does not divide 24h; %s", fields[0], alignHint)
-		}
-		return c, nil
-	}
-	if o.Align {
-		return nil, fmt.Errorf("--align needs a duration, and %q is a cron expression: leave out --align", s)
-	}
-	set, wildcard, err := parseCron(fields)
-	if err != nil {
-		return nil, fmt.Errorf("cron %q: %w", s, err)
-	}
-	text := strings.Join(fields, " ")
-	if loc != time.Local {
-		text = "CRON_TZ=" + loc.String() + " " + text
-	}
-	return &Calendar{set: set, loc: loc, wildcard: wildcard, text: text}, nil
-}
-
-const alignHint = "pick one that does (250ms, 90s, 15m, 1h, 6h, 1d) or leave out --align"
-
-// Align returns the schedule of --align: the instants whose local wall time
-// in loc is a whole multiple of d since local midnight. d must divide 24h.
-func Align(d time.Duration, loc *time.Location) (*Calendar, error) {
-	if d <= 0 || 24*time.Hour%d != 0 {
-		return nil, fmt.Errorf("--align: %v does not divide 24h; %s", d, alignHint)
-	}
-	text := d.String() + " --align"
-	if loc != time.Local {
-		text += " --tz " + loc.String()
-	}
-	return &Calendar{set: aligned{d}, loc: loc, wildcard: d <= time.Hour, text: text}, nil
-}
-
-// LoadZone loads an IANA zone by name, from the system or the database built
-// into the binary.
-func LoadZone(name string) (*time.Location, error) {
-	if name == "" {
-		return nil, fmt.Errorf("empty zone: name one such as Europe/Berlin or UTC")
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, fmt.Errorf("bad zone %q: not an IANA zone name such as Europe/Berlin or UTC", name)
-	}
-	return loc, nil
-}
 
 // never is what Next returns for a schedule that fires no more: far enough
 // to wait for ever, and still after t.
@@ -312,33 +172,6 @@ func (c *Calendar) scanDown(t, w time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// Shift is how a slot of a fixed-time schedule stands to its wall-clock time
-// on a day of a DST change.
-type Shift int
-
-// The shifts.
-const (
-	NoShift Shift = iota // the slot is at its wall-clock time
-	Gap                  // its wall-clock time did not exist that day: the slot is the end of the gap
-	Repeat               // its wall-clock time occurs twice that day: this, the first, is its only run
-)
-
-// Shift says whether slot, a slot of c, was moved or chosen by a DST change.
-// Wildcard schedules run at real instants and are never shifted.
-func (c *Calendar) Shift(slot time.Time) Shift {
-	if c.wildcard {
-		return NoShift
-	}
-	w := c.wall(slot)
-	if m, ok := c.set.next(w); !ok || !m.Equal(w) {
-		return Gap // not a reading of the set: the end of a gap
-	}
-	if is := c.instants(w); len(is) == 2 {
-		return Repeat
-	}
-	return NoShift
-}
-
 // wall returns the wall-clock reading of t in the schedule's zone, as a UTC time.
 func (c *Calendar) wall(t time.Time) time.Time {
 	_, off := t.In(c.loc).Zone()
@@ -427,50 +260,6 @@ func Count(s Schedule, from, to time.Time, limit int64) int64 {
 		n++
 	}
 	return n
-}
-
-// Change is how a change of the zone's offset shaped one slot, for people
-// (every next): the slot itself is always right; this says why it is where
-// it is.
-type Change struct {
-	// Skipped are the wall-clock readings of the schedule that did not exist
-	// that day and run at this slot, the end of their gap (a fixed-time
-	// schedule only), earliest first; held as UTC times, as they name no
-	// instant.
-	Skipped []time.Time
-	// Once says the slot's local time occurs twice that day and, the
-	// schedule being fixed-time, this first occurrence is its only run.
-	Once bool
-	// Again says the slot's local time occurs twice that day and this is the
-	// second run of it (a wildcard schedule runs both).
-	Again bool
-}
-
-// maxSkipped bounds the readings Change lists for one gap.
-const maxSkipped = 4096
-
-// Change says how a DST change shaped slot, a slot of c.
-func (c *Calendar) Change(slot time.Time) Change {
-	var ch Change
-	w := c.wall(slot)
-	if is := c.instants(w); len(is) == 2 {
-		ch.Once, ch.Again = !c.wildcard, c.wildcard && slot.Equal(is[1])
-	}
-	if c.wildcard {
-		return ch // nothing runs in their stead: the readings of a gap run nowhere
-	}
-	start, _ := slot.In(c.loc).ZoneBounds()
-	if !start.Equal(slot) {
-		return ch
-	}
-	before, after := c.offsetAt(slot.Add(-time.Nanosecond)), c.offsetAt(slot)
-	if after <= before {
-		return ch // the clocks went back, or only the zone's name changed
-	}
-	for r, ok := c.set.next(c.shift(slot, before)); ok && r.Before(w) && len(ch.Skipped) < maxSkipped; r, ok = c.set.next(r.Add(1)) {
-		ch.Skipped = append(ch.Skipped, r)
-	}
-	return ch
 }
 
 // At returns the instant of a wall-clock reading in loc (its clock read from
