@@ -207,52 +207,11 @@ func (l *etcdLease) renew(sent time.Time, out chan<- renewal) {
 	}
 }
 
-// keep watches the lease's clock, as redisLease.keep does (see there), with
-// the TTL the cluster granted.
+// keep watches the lease's clock (see keepClock) with the TTL the cluster
+// granted.
 func (l *etcdLease) keep(confirmed time.Time, renewals <-chan renewal) {
 	defer l.wg.Done()
-	ttl := l.ttl
-	lostAt := time.NewTimer(time.Until(confirmed.Add(ttl * 2 / 3)))
-	defer lostAt.Stop()
-	expireAt := time.NewTimer(time.Until(confirmed.Add(ttl - Margin(ttl))))
-	defer expireAt.Stop()
-	isLost, isExpiring := false, false
-	for {
-		select {
-		case <-l.done:
-			return
-		case <-lostAt.C:
-			isLost = true
-			close(l.lost)
-		case <-expireAt.C:
-			isExpiring = true
-			close(l.expiring)
-		case r := <-renewals:
-			switch {
-			case r.err != nil:
-				// No answer: the clock runs on from the last confirmed send.
-			case !r.held:
-				if !isLost {
-					isLost = true
-					lostAt.Stop()
-					close(l.lost)
-				}
-				if !isExpiring {
-					isExpiring = true
-					expireAt.Stop()
-					close(l.expiring)
-				}
-			case r.sent.After(confirmed):
-				confirmed = r.sent
-				if !isLost {
-					lostAt.Reset(time.Until(confirmed.Add(ttl * 2 / 3)))
-				}
-				if !isExpiring {
-					expireAt.Reset(time.Until(confirmed.Add(ttl - Margin(ttl))))
-				}
-			}
-		}
-	}
+	keepClock(l.ttl, confirmed, renewals, l.done, l.lost, l.expiring)
 }
 
 func (l *etcdLease) Lost() <-chan struct{}     { return l.lost }

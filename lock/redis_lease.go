@@ -63,58 +63,10 @@ func (l *redisLease) renew(sent time.Time, out chan<- renewal) {
 	}
 }
 
-// keep watches the lease's clock: the key cannot expire before the last
-// confirmed send plus the TTL. The lease is lost at two thirds of the TTL
-// after it, or at once when a renewal finds the key gone or another's; it is
-// expiring (the command must die now) a margin before the TTL is up, or at
-// once when the key is gone: another holder may take it any moment.
+// keep watches the lease's clock (see keepClock) with the lease's TTL.
 func (l *redisLease) keep(confirmed time.Time, renewals <-chan renewal) {
 	defer l.wg.Done()
-	ttl := l.r.TTL
-	lostAt := time.NewTimer(time.Until(confirmed.Add(ttl * 2 / 3)))
-	defer lostAt.Stop()
-	expireAt := time.NewTimer(time.Until(confirmed.Add(ttl - Margin(ttl))))
-	defer expireAt.Stop()
-	isLost, isExpiring := false, false
-	for {
-		select {
-		case <-l.done:
-			return
-		case <-lostAt.C:
-			isLost = true
-			close(l.lost)
-		case <-expireAt.C:
-			isExpiring = true
-			close(l.expiring)
-		case r := <-renewals:
-			switch {
-			case r.err != nil:
-				// No answer: the clock runs on from the last confirmed send.
-			case !r.held:
-				// The key is gone or another's: someone else may hold it now.
-				if !isLost {
-					isLost = true
-					lostAt.Stop()
-					close(l.lost)
-				}
-				if !isExpiring {
-					isExpiring = true
-					expireAt.Stop()
-					close(l.expiring)
-				}
-			case r.sent.After(confirmed):
-				confirmed = r.sent
-				// A late confirmation cannot undo a loss, but it does put the
-				// key's expiry, and so the kill, further off.
-				if !isLost {
-					lostAt.Reset(time.Until(confirmed.Add(ttl * 2 / 3)))
-				}
-				if !isExpiring {
-					expireAt.Reset(time.Until(confirmed.Add(ttl - Margin(ttl))))
-				}
-			}
-		}
-	}
+	keepClock(l.r.TTL, confirmed, renewals, l.done, l.lost, l.expiring)
 }
 
 func (l *redisLease) Lost() <-chan struct{} { return l.lost }

@@ -1,0 +1,57 @@
+package lock
+
+// This file is the clock of a lease, whichever store grants it.
+
+import "time"
+
+// keepClock watches a lease's clock, for Redis and etcd alike: the key
+// cannot expire before the last confirmed send plus the TTL. The lease is lost at two thirds of the TTL
+// after it, or at once when a renewal finds the key gone or another's; it is
+// expiring (the command must die now) a margin before the TTL is up, or at
+// once when the key is gone: another holder may take it any moment.
+func keepClock(ttl time.Duration, confirmed time.Time, renewals <-chan renewal, done <-chan struct{}, lost, expiring chan struct{}) {
+	lostAt := time.NewTimer(time.Until(confirmed.Add(ttl * 2 / 3)))
+	defer lostAt.Stop()
+	expireAt := time.NewTimer(time.Until(confirmed.Add(ttl - Margin(ttl))))
+	defer expireAt.Stop()
+	isLost, isExpiring := false, false
+	for {
+		select {
+		case <-done:
+			return
+		case <-lostAt.C:
+			isLost = true
+			close(lost)
+		case <-expireAt.C:
+			isExpiring = true
+			close(expiring)
+		case r := <-renewals:
+			switch {
+			case r.err != nil:
+				// No answer: the clock runs on from the last confirmed send.
+			case !r.held:
+				// The key is gone or another's: someone else may hold it now.
+				if !isLost {
+					isLost = true
+					lostAt.Stop()
+					close(lost)
+				}
+				if !isExpiring {
+					isExpiring = true
+					expireAt.Stop()
+					close(expiring)
+				}
+			case r.sent.After(confirmed):
+				confirmed = r.sent
+				// A late confirmation cannot undo a loss, but it does put the
+				// key's expiry, and so the kill, further off.
+				if !isLost {
+					lostAt.Reset(time.Until(confirmed.Add(ttl * 2 / 3)))
+				}
+				if !isExpiring {
+					expireAt.Reset(time.Until(confirmed.Add(ttl - Margin(ttl))))
+				}
+			}
+		}
+	}
+}
