@@ -171,19 +171,8 @@ type etcdLease struct {
 // the lease is lost: the key must outlive whatever is left of the command.
 func (l *etcdLease) renew(sent time.Time, out chan<- renewal) {
 	defer l.wg.Done()
-	every := l.ttl / 3
-	wait := time.NewTimer(time.Until(sent.Add(every)))
-	defer wait.Stop()
 	key := []byte(l.e.Key)
-	for {
-		select {
-		case <-l.done:
-			return
-		case <-wait.C:
-		}
-		sent = time.Now()
-		wait.Reset(time.Until(sent.Add(every)))
-		ctx, cancel := context.WithDeadline(context.Background(), sent.Add(every))
+	renewLoop(l.ttl, sent, l.done, out, func(ctx context.Context) (bool, error) {
 		ttl, err := l.e.Client.KeepAlive(ctx, l.id)
 		held := ttl > 0
 		if err == nil && held {
@@ -194,17 +183,12 @@ func (l *etcdLease) renew(sent time.Time, out chan<- renewal) {
 			r, err = l.e.Client.Range(ctx, key, nil, 1)
 			held = err == nil && len(r.KVs) == 1 && r.KVs[0].CreateRevision == l.token && r.KVs[0].Lease == l.id
 		}
-		cancel()
 		var serr *etcd.Error
 		if errors.As(err, &serr) && serr.Code == etcd.CodeNotFound {
-			err, held = nil, false // the lease is gone
+			return false, nil // the lease is gone
 		}
-		select {
-		case out <- renewal{sent: sent, held: held, err: err}:
-		case <-l.done:
-			return
-		}
-	}
+		return held, err
+	})
 }
 
 // keep watches the lease's clock (see keepClock) with the TTL the cluster

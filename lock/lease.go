@@ -2,7 +2,10 @@ package lock
 
 // This file is the clock of a lease, whichever store grants it.
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // keepClock watches a lease's clock, for Redis and etcd alike: the key
 // cannot expire before the last confirmed send plus the TTL. The lease is lost at two thirds of the TTL
@@ -52,6 +55,32 @@ func keepClock(ttl time.Duration, confirmed time.Time, renewals <-chan renewal, 
 					expireAt.Reset(time.Until(confirmed.Add(ttl - Margin(ttl))))
 				}
 			}
+		}
+	}
+}
+
+// renewLoop renews a lease every third of ttl, counted from sent, until done:
+// each try is bounded by that period, so that the next one can go, and its
+// answer goes to out with the time it was sent (keepClock counts from it).
+func renewLoop(ttl time.Duration, sent time.Time, done <-chan struct{}, out chan<- renewal, try func(ctx context.Context) (held bool, err error)) {
+	every := ttl / 3
+	wait := time.NewTimer(time.Until(sent.Add(every)))
+	defer wait.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-wait.C:
+		}
+		sent = time.Now()
+		wait.Reset(time.Until(sent.Add(every)))
+		ctx, cancel := context.WithDeadline(context.Background(), sent.Add(every))
+		held, err := try(ctx)
+		cancel()
+		select {
+		case out <- renewal{sent: sent, held: held, err: err}:
+		case <-done:
+			return
 		}
 	}
 }

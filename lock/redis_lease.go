@@ -41,26 +41,10 @@ type renewal struct {
 // bounded by the period, so that the next one can go.
 func (l *redisLease) renew(sent time.Time, out chan<- renewal) {
 	defer l.wg.Done()
-	every := l.r.TTL / 3
-	wait := time.NewTimer(time.Until(sent.Add(every)))
-	defer wait.Stop()
-	for {
-		select {
-		case <-l.done:
-			return
-		case <-wait.C:
-		}
-		sent = time.Now()
-		wait.Reset(time.Until(sent.Add(every)))
-		ctx, cancel := context.WithDeadline(context.Background(), sent.Add(every))
+	renewLoop(l.r.TTL, sent, l.done, out, func(ctx context.Context) (bool, error) {
 		n, err := runScript(ctx, l.r.Client, renew, []string{l.r.Key}, l.value, l.r.TTL.Milliseconds()).Int64()
-		cancel()
-		select {
-		case out <- renewal{sent: sent, held: n == 1, err: err}:
-		case <-l.done:
-			return
-		}
-	}
+		return n == 1, err
+	})
 }
 
 // keep watches the lease's clock (see keepClock) with the lease's TTL.
