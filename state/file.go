@@ -165,6 +165,9 @@ func (f File) Read(now time.Time) (*Record, error) {
 // The record is Durable if it is the synced copy, or was written before a
 // reboot (it was read from the disk).
 func (f File) Load(context.Context) (*Record, error) {
+	if r := f.known(); r != nil {
+		return r, nil
+	}
 	b, fi, err := f.read()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -203,21 +206,22 @@ func (f File) restored(fi *unix.Stat_t, why error) (*Record, error) {
 	return nil, corrupt
 }
 
-// Save writes the record atomically, mode 0600: a temporary file, renamed
-// over the record. It syncs nothing (see Sync): a crash of every loses
-// nothing, a power loss what was written since the last Sync. A write that
+// Save writes the record atomically, mode 0600: a temporary file, put in
+// the record's place in one rename (see place). It syncs nothing (see
+// Sync): a crash of every loses nothing, a power loss what was written
+// since the last Sync. A write that
 // fails removes its temporary file; one cut short by a crash is removed by
 // the next CheckWritable, at start-up.
 //
-// It goes to the system calls directly (write, lstat, rename, after the
+// It goes to the system calls directly (write, lstat, renameat2, after the
 // open of a temporary file that Prepare made ahead): an *os.File would add
 // a poller registration and a finalizer, and a random name a retry loop, to
 // a write that happens twice a run. The temporary file's name is this
 // process's pid and a sequence number, unique among its writers, and
 // created with O_EXCL: never an existing file, never through a link. The
-// file written is kept open until the next Prepare, so that the rename
-// that replaces it does not free it: on ext4 that is most of a rename's
-// cost, and it would fall on the path from a slot to its exec.
+// file written is kept open until the next Prepare, so that the write that
+// replaces it does not free it (where a rename replaces it: on ext4 that is
+// much of its cost), on the path from a slot to its exec.
 func (f File) Save(_ context.Context, r *Record) error {
 	b, err := Encode(r)
 	if err != nil {
@@ -235,19 +239,17 @@ func (f File) Save(_ context.Context, r *Record) error {
 		fd, err = writeNew(tmp, b)
 	}
 	if err == nil {
-		err = f.replaceable()
-	}
-	if err == nil {
-		// A link at the path is replaced, never written through.
-		err = unix.Rename(tmp, f.Path)
+		err = f.place(w, tmp)
 	}
 	if err != nil {
+		w.last = nil
 		if fd >= 0 {
 			_ = unix.Close(fd)
 		}
 		_ = unix.Unlink(tmp)
 		return fmt.Errorf("write state %s: %w", f.Path, err)
 	}
+	w.remember(fd, r)
 	// Kept open: the file it replaces next is then freed by Prepare, not
 	// by the rename that replaces it.
 	w.kept = append(w.kept, fd)
@@ -260,21 +262,48 @@ func (f File) Save(_ context.Context, r *Record) error {
 	return nil
 }
 
-// replaceable checks that a rename may replace what is at the path: nothing,
-// a regular file, or a link (replaced, not followed). A device, a FIFO, a
+// place puts the temporary file tmp, written, at the path: over nothing, a
+// regular file, or a link (replaced, never followed); a device, a FIFO, a
 // socket or a directory put there is never replaced.
-func (f File) replaceable() error {
+//
+// A file there is exchanged with tmp (renameat2 RENAME_EXCHANGE), and is
+// left at tmp's name for the next Prepare to remove, off the path to exec:
+// on ext4 a rename that replaces a file first starts writing the new one to
+// the disk (auto_da_alloc), most of a write's cost, and twice a run a disk
+// write that a power loss protection needs only once a second (Sync). An
+// exchange does not. Nothing is ever written into a file that was at the
+// path: a reader of the old record reads it whole.
+func (f File) place(w *writer, tmp string) error {
 	fi, err := os.Lstat(f.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil
+		return unix.Rename(tmp, f.Path)
 	case err != nil:
 		return err
-	case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
-		return nil
+	case !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0:
+		return &fs.PathError{Op: "rename", Path: f.Path, Err: regular.NotMode(fi.Mode())}
 	}
-	return &fs.PathError{Op: "rename", Path: f.Path, Err: regular.NotMode(fi.Mode())}
+	if !w.noExchange {
+		switch err := exchange(tmp, f.Path); {
+		case err == nil:
+			w.replaced = append(w.replaced, tmp)
+			if len(w.replaced) > maxKept {
+				// Writes with no Prepare between them: the oldest goes now.
+				_ = unix.Unlink(w.replaced[0])
+				w.replaced = append(w.replaced[:0], w.replaced[1:]...)
+			}
+			return nil
+		case errors.Is(err, errNoExchange):
+			w.noExchange = true
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+	}
+	return unix.Rename(tmp, f.Path)
 }
+
+// errNoExchange is an exchange the system or the filesystem cannot do.
+var errNoExchange = errors.New("no exchanging rename here")
 
 // CheckWritable makes sure the record's directory exists (created 0700) and
 // takes a new file, and that an existing record is a regular file that can be

@@ -15,3 +15,7 @@ func renameNoReplace(from, to string) error {
 	}
 	return err
 }
+
+// exchange is errNoExchange: a replacing rename costs no flush of the new
+// file on APFS, so there is nothing to gain from renamex_np's RENAME_SWAP.
+func exchange(string, string) error { return errNoExchange }

@@ -16,3 +16,15 @@ func renameNoReplace(from, to string) error {
 	}
 	return err
 }
+
+// exchange swaps the files at from and at to, which must both exist: one
+// system call, renameat2 with RENAME_EXCHANGE. It is errNoExchange where the
+// kernel or the filesystem does not have it (before Linux 3.15; NFS, some
+// FUSE filesystems).
+func exchange(from, to string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_EXCHANGE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
+		return errNoExchange
+	}
+	return err
+}

@@ -133,9 +133,17 @@ func TestFileSaveLoad(t *testing.T) {
 	if err != nil || got.Runs != 43 || !got.Running {
 		t.Fatalf("Load = %+v, %v; want runs 43, running", got, err)
 	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("directory holds %d files after two saves, want only the record", len(entries))
+	// The record replaced waits at a temporary name for the next Prepare,
+	// off the path to exec; Close removes it too.
+	f.Prepare()
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("directory holds %d files after two saves and a Prepare, want the record and the next temporary file", len(entries))
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("directory holds %d files after two saves and Close, want only the record", len(entries))
 	}
 }
 

@@ -167,6 +167,14 @@ type writer struct {
 	next int // the next temporary file's descriptor; -1: none
 	name string
 	kept []int // the files written, the last at the path
+	// replaced are the names of the files that writes exchanged with the
+	// record (the records they replaced), to be removed.
+	replaced []string
+	// noExchange says the filesystem cannot exchange two files: writes
+	// rename over the record.
+	noExchange bool
+	// last is the file this writer put at the path last (see known).
+	last *placed
 }
 
 // writers are the writers of this process, by path.
@@ -197,13 +205,15 @@ func (w *writer) take() (int, string) {
 }
 
 // Prepare readies the next Save, off the path from a slot to its exec:
-// it closes the files written before the one at the path (freeing those
-// replaced, the rename's costliest part, here), and creates the next
-// temporary file. A failure costs nothing: Save creates one itself.
+// it removes the records replaced and closes the files written before the
+// one at the path (freeing them, the costliest part of a replacing rename,
+// here), and creates the next temporary file. A failure costs nothing:
+// Save creates one itself.
 func (f File) Prepare() {
 	w := writerOf(f.Path)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.removeReplaced()
 	if n := len(w.kept); n > 1 {
 		for _, fd := range w.kept[:n-1] {
 			_ = unix.Close(fd)
@@ -232,9 +242,18 @@ func (f File) Close() error {
 		_ = unix.Unlink(w.name)
 		w.next, w.name = -1, ""
 	}
+	w.removeReplaced()
 	for _, fd := range w.kept {
 		_ = unix.Close(fd)
 	}
 	w.kept = nil
 	return nil
+}
+
+// removeReplaced removes the records that writes replaced.
+func (w *writer) removeReplaced() {
+	for _, name := range w.replaced {
+		_ = unix.Unlink(name)
+	}
+	w.replaced = w.replaced[:0]
 }
