@@ -187,8 +187,14 @@ func (f File) Load(context.Context) (*Record, error) {
 	if err != nil {
 		return f.restored(fi, err)
 	}
-	r.Durable = r.Boot != "" && r.Boot != BootID() || f.isSynced(fi)
+	r.Durable = f.durable(r, fi)
 	return r, nil
+}
+
+// durable reports whether the record r, read from the file st, is on disk:
+// written before a reboot, or the synced copy.
+func (f File) durable(r *Record, st *unix.Stat_t) bool {
+	return r.Boot != "" && r.Boot != BootID() || f.isSynced(st)
 }
 
 // restored sets aside the record read (fi), which cannot be used (why), and
@@ -209,9 +215,8 @@ func (f File) restored(fi *unix.Stat_t, why error) (*Record, error) {
 // Save writes the record atomically, mode 0600: a temporary file, put in
 // the record's place in one rename (see place). It syncs nothing (see
 // Sync): a crash of every loses nothing, a power loss what was written
-// since the last Sync. A write that
-// fails removes its temporary file; one cut short by a crash is removed by
-// the next CheckWritable, at start-up.
+// since the last Sync. A write that fails removes its temporary file; one
+// cut short by a crash is removed by the next CheckWritable, at start-up.
 //
 // It goes to the system calls directly (write, lstat, renameat2, after the
 // open of a temporary file that Prepare made ahead): an *os.File would add
@@ -298,6 +303,7 @@ func (f File) place(w *writer, tmp string) error {
 		case !errors.Is(err, fs.ErrNotExist):
 			return err
 		}
+		// No exchange here, or the record went since the Lstat: a rename.
 	}
 	return unix.Rename(tmp, f.Path)
 }

@@ -30,17 +30,6 @@ func (w *writer) remember(fd int, r *Record) {
 	w.last = &placed{st: st, rec: c}
 }
 
-// canonical is r as a read of its encoding gives it back: times on UTC,
-// without a monotonic reading, never Durable.
-func canonical(r *Record) Record {
-	c := *r
-	for _, t := range []*time.Time{&c.Anchor, &c.LastSlot, &c.LastRun, &c.LastEnd, &c.LastSuccess} {
-		*t = t.Round(0).UTC()
-	}
-	c.Durable = false
-	return c
-}
-
 // known returns the record this process put at the path last if the file
 // there is still that one, unchanged: the same inode, size, links and
 // times (a write in place, a rename over it, a link to it by Sync, a chmod,
@@ -66,7 +55,7 @@ func (f File) known() *Record {
 	if r.Sane(time.Now(), f.Period) != nil {
 		return nil // read, and set aside, as any record that is not
 	}
-	r.Durable = r.Boot != "" && r.Boot != BootID()
+	r.Durable = f.durable(&r, &st)
 	return &r
 }
 

@@ -219,12 +219,20 @@ func (r *Record) times() []namedTime {
 	return ts
 }
 
-// Encode formats a record, with all its times in UTC.
-func Encode(r *Record) ([]byte, error) {
+// canonical is r as a read of its encoding gives it back: times on UTC,
+// without a monotonic reading, never Durable.
+func canonical(r *Record) Record {
 	c := *r
 	for _, t := range []*time.Time{&c.Anchor, &c.LastSlot, &c.LastRun, &c.LastEnd, &c.LastSuccess} {
 		*t = t.Round(0).UTC()
 	}
+	c.Durable = false
+	return c
+}
+
+// Encode formats a record, with all its times in UTC.
+func Encode(r *Record) ([]byte, error) {
+	c := canonical(r)
 	b, err := json.MarshalIndent(&c, "", "  ")
 	if err != nil {
 		return nil, err
