@@ -233,7 +233,13 @@ func canonical(r *Record) Record {
 // Encode formats a record, with all its times in UTC.
 func Encode(r *Record) ([]byte, error) {
 	c := canonical(r)
-	b, err := json.MarshalIndent(&c, "", "  ")
+	if b, ok := appendRecord(make([]byte, 0, encodedSize(&c)), &c); ok {
+		return append(b, '\n'), nil
+	}
+	// A time outside the years json writes: json's own error. (A copy, so
+	// that c need not be on the heap for the common case.)
+	d := c
+	b, err := json.MarshalIndent(&d, "", "  ")
 	if err != nil {
 		return nil, err
 	}
