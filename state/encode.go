@@ -94,16 +94,22 @@ func appendRecord(b []byte, c *Record) ([]byte, bool) {
 	return append(b, "\n}"...), true
 }
 
-// encodedSize is about the length of c's encoding, so that one allocation
-// usually holds it: the keys, five times and counters of a few digits, and
-// the strings unescaped.
+// encodedSize bounds the length of c's encoding, and its newline, when no
+// string needs escaping, so that one allocation holds it: every field
+// present, its counters of 20 characters and its times of 30 (maxFixed),
+// and the strings.
 func encodedSize(c *Record) int {
-	n := 512 + len(c.Name) + len(c.Schedule) + len(c.LastResult) + len(c.Host) + len(c.Boot)
+	n := maxFixed + len(c.Name) + len(c.Schedule) + len(c.LastResult) + len(c.Host) + len(c.Boot)
 	for _, a := range c.Command {
 		n += len(a) + len(",\n    \"\"")
 	}
 	return n
 }
+
+// maxFixed is what encodedSize counts for a record of empty strings and
+// one argument, that argument's own quotes and indent counted apart
+// (TestEncodedSize).
+const maxFixed = 702
 
 // appendKey opens the next field: keys are plain ASCII, never escaped.
 func appendKey(b []byte, key string) []byte {

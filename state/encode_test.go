@@ -300,3 +300,25 @@ func BenchmarkEncode(b *testing.B) {
 		})
 	}
 }
+
+// TestEncodedSize checks that a record as long as its strings allow (every
+// field present, the longest counters and times) fits the encoding's
+// first allocation, and that maxFixed is the least that does.
+func TestEncodedSize(t *testing.T) {
+	w, m := lastWritable, math.MinInt
+	for _, command := range [][]string{nil, {}, {"x"}, {"", "ab", "cde"}} {
+		r := &Record{Version: m, Name: "n", Schedule: "s", Command: command, Anchor: w, LastSlot: w, LastRun: w, LastEnd: w,
+			LastResult: "r", LastExitCode: m, LastAttempts: m, LastSuccess: w, ConsecutiveFailures: m, Runs: m,
+			Failures: m, Skipped: m, Host: "h", PID: m, Reserved: m, Boot: "b"}
+		c := canonical(r)
+		b, err := Encode(r)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case cap(b) != encodedSize(&c):
+			t.Errorf("command %q: %d bytes, over encodedSize's %d: the encoding grew", command, len(b), encodedSize(&c))
+		case len(command) == 1 && len(b) != cap(b):
+			t.Errorf("command %q: %d bytes, encodedSize %d: maxFixed could be %d", command, len(b), cap(b), maxFixed-(cap(b)-len(b)))
+		}
+	}
+}
