@@ -17,11 +17,7 @@ import (
 // with b unusable, for a time json refuses to write (a year outside
 // [0,9999]): the caller asks json for its error.
 func appendRecord(b []byte, c *Record) ([]byte, bool) {
-	for _, t := range [...]*time.Time{&c.Anchor, &c.LastSlot, &c.LastRun, &c.LastEnd, &c.LastSuccess} {
-		if y := t.Year(); y < 0 || y > 9999 {
-			return b, false
-		}
-	}
+	ok := true
 	// Every field after the first opens with ",\n  ", so the last one
 	// present, whichever it is, closes without a comma.
 	b = append(b, "{\n  \"version\": "...)
@@ -48,18 +44,18 @@ func appendRecord(b []byte, c *Record) ([]byte, bool) {
 	b = appendKey(b, "schedule")
 	b = appendString(b, c.Schedule)
 	b = appendKey(b, "anchor")
-	b = appendTime(b, c.Anchor)
+	b = appendTime(b, &ok, c.Anchor)
 	if !c.LastSlot.IsZero() {
 		b = appendKey(b, "last_slot")
-		b = appendTime(b, c.LastSlot)
+		b = appendTime(b, &ok, c.LastSlot)
 	}
 	if !c.LastRun.IsZero() {
 		b = appendKey(b, "last_run")
-		b = appendTime(b, c.LastRun)
+		b = appendTime(b, &ok, c.LastRun)
 	}
 	if !c.LastEnd.IsZero() {
 		b = appendKey(b, "last_end")
-		b = appendTime(b, c.LastEnd)
+		b = appendTime(b, &ok, c.LastEnd)
 	}
 	b = appendKey(b, "running")
 	b = strconv.AppendBool(b, c.Running)
@@ -71,7 +67,7 @@ func appendRecord(b []byte, c *Record) ([]byte, bool) {
 	b = appendInt(b, "last_attempts", c.LastAttempts)
 	if !c.LastSuccess.IsZero() {
 		b = appendKey(b, "last_success")
-		b = appendTime(b, c.LastSuccess)
+		b = appendTime(b, &ok, c.LastSuccess)
 	}
 	b = appendInt(b, "consecutive_failures", c.ConsecutiveFailures)
 	b = appendInt(b, "runs", c.Runs)
@@ -91,7 +87,7 @@ func appendRecord(b []byte, c *Record) ([]byte, bool) {
 		b = appendKey(b, "boot")
 		b = appendString(b, c.Boot)
 	}
-	return append(b, "\n}"...), true
+	return append(b, "\n}"...), ok
 }
 
 // encodedSize bounds the length of c's encoding, and its newline, when no
@@ -122,11 +118,15 @@ func appendInt(b []byte, key string, n int) []byte {
 	return strconv.AppendInt(appendKey(b, key), int64(n), 10)
 }
 
-// appendTime writes t as time.Time's MarshalJSON does, t in UTC and its
-// year in [0,9999].
-func appendTime(b []byte, t time.Time) []byte {
+// appendTime writes t, in UTC, as time.Time's MarshalJSON does, and clears
+// ok where MarshalJSON fails: a year that is not four digits.
+func appendTime(b []byte, ok *bool, t time.Time) []byte {
 	b = append(b, '"')
+	n := len(b)
 	b = t.AppendFormat(b, time.RFC3339Nano)
+	if b[n+len("9999")] != '-' {
+		*ok = false
+	}
 	return append(b, '"')
 }
 
