@@ -45,6 +45,14 @@ func checkEncode(t *testing.T, r *Record) {
 	if !ok || !bytes.Equal(append(hand, '\n'), want) {
 		t.Fatalf("appendRecord: %v, %q; json.MarshalIndent:\n%q", ok, hand, want)
 	}
+	// encodedSize bounds the length, but for what escaping adds.
+	escaped := 0
+	for _, s := range append([]string{c.Name, c.Schedule, c.LastResult, c.Host, c.Boot}, c.Command...) {
+		escaped += len(appendString(nil, s)) - len(s) - 2
+	}
+	if n := encodedSize(&c) + escaped; n < len(want) {
+		t.Fatalf("encodedSize %d and %d bytes escaped for %d bytes:\n%s", encodedSize(&c), escaped, len(want), want)
+	}
 }
 
 // trickyStrings are strings whose escaping encoding/json decides byte by
@@ -274,10 +282,12 @@ func FuzzEncode(f *testing.F) {
 	})
 }
 
-// benchRecord is a record as a run writes it: every field set but
-// last_result's failure details.
+// benchRecord is a record as a run writes it: its start and end read from
+// the clock to the nanosecond, all its fields set.
 func benchRecord() *Record {
 	r := sample()
+	r.LastRun = r.LastRun.Add(123)
+	r.LastEnd, r.LastSuccess = r.LastRun.Add(1250*time.Millisecond+4567), r.LastRun
 	r.Running, r.Reserved, r.Boot = true, 43, "6f1c3e0a-2b4d-4e8f-9a1b-3c5d7e9f0a2b"
 	return r
 }
