@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -38,12 +39,12 @@ func checkEncode(t *testing.T, r *Record) {
 	case err != nil:
 		t.Fatalf("Encode: %v; json.MarshalIndent:\n%s", err, want)
 	case !bytes.Equal(got, want):
-		t.Fatalf("Encode:\n%s\njson.MarshalIndent:\n%s\nin Go syntax:\n%q\n%q", got, want, got, want)
+		t.Fatalf("Encode and json.MarshalIndent differ: %s", diff(got, want))
 	}
 	c := canonical(r)
 	hand, ok := appendRecord(nil, &c)
-	if !ok || !bytes.Equal(append(hand, '\n'), want) {
-		t.Fatalf("appendRecord: %v, %q; json.MarshalIndent:\n%q", ok, hand, want)
+	if hand = append(hand, '\n'); !ok || !bytes.Equal(hand, want) {
+		t.Fatalf("appendRecord (%v) and json.MarshalIndent differ: %s", ok, diff(hand, want))
 	}
 	// encodedSize bounds the length, but for what escaping adds.
 	escaped := 0
@@ -53,6 +54,19 @@ func checkEncode(t *testing.T, r *Record) {
 	if n := encodedSize(&c) + escaped; n < len(want) {
 		t.Fatalf("encodedSize %d and %d bytes escaped for %d bytes:\n%s", encodedSize(&c), escaped, len(want), want)
 	}
+}
+
+// diff shows where got and want part, or both whole if they are short.
+func diff(got, want []byte) string {
+	if len(got)+len(want) < 2000 {
+		return fmt.Sprintf("\n%s\n%s\nin Go syntax:\n%q\n%q", got, want, got, want)
+	}
+	i := 0
+	for i < min(len(got), len(want)) && got[i] == want[i] {
+		i++
+	}
+	from := max(i-40, 0)
+	return fmt.Sprintf("from byte %d: %q, want %q", i, got[from:min(i+40, len(got))], want[from:min(i+40, len(want))])
 }
 
 // trickyStrings are strings whose escaping encoding/json decides byte by
