@@ -412,3 +412,50 @@ func TestReadStat(t *testing.T) {
 		t.Errorf("stat of no process: %v, want not exist", err)
 	}
 }
+
+// A run of a command that leaves nothing behind, every having no other
+// child, reads no /proc file: waitid says there is no child at all, at the
+// start (no orphan there before it) and at the end (no escapee).
+func TestReaperChildlessReadsNothing(t *testing.T) {
+	procs.enable()
+	// An orphan of an earlier test may not be reaped yet.
+	deadline := time.Now().Add(waitBound)
+	for !childlessNow() {
+		if time.Now().After(deadline) {
+			t.Fatalf("this process still has children after %v", waitBound)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	reads := readsNow()
+	cmd := exec.Command("/bin/true")
+	e, err := procs.start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := readsNow() - reads; n != 0 {
+		t.Errorf("the start, with no child there, read %d /proc files, want 0", n)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	procs.forget(cmd.Process.Pid)
+	reads = readsNow()
+	if alive := e.signal(0); alive != 0 {
+		t.Errorf("%d escapees alive, want 0", alive)
+	}
+	if n := readsNow() - reads; n != 0 {
+		t.Errorf("the look at escapees, with no child left, read %d /proc files, want 0", n)
+	}
+}
+
+func childlessNow() bool {
+	procs.mu.Lock()
+	defer procs.mu.Unlock()
+	return procs.childless()
+}
+
+func readsNow() int {
+	procs.mu.Lock()
+	defer procs.mu.Unlock()
+	return procs.reads
+}
