@@ -9,7 +9,9 @@
 // end write, if a second has passed since the last sync (or there was
 // none), a sync: fdatasync of FILE, a hard link of it renamed over its
 // synced copy (.FILE.synced, beside it), fsync of the directory. And one at
-// exit. That is the floor of the promise's cost in Go: what any Go program
+// exit, after the last of RUNS (a signal ends it as it is: the benchmark's
+// samples are taken between runs, and an exit's sync is not a run's cost).
+// That is the floor of the promise's cost in Go: what any Go program
 // keeping it pays per run, before doing anything else.
 package main
 
