@@ -229,8 +229,10 @@ func costSideBySide(cfg *config) string {
 		b.WriteString("runitor: -every, pinging a local HTTP server at each run's end (its purpose; -no-start-ping). ")
 	}
 	b.WriteString("The row `Go exec loop + SPEC 9 state, synced once a second` is the minimal loop keeping a state file as SPEC 9 " +
-		"[durability] asks, and nothing else: at each run's start and end an atomic write, not synced (a temporary file in the same " +
-		"directory, renamed over the record), and after a run's end, when a second has passed since the last sync, and at exit, a sync " +
+		"[durability] asks, in the shape of every's own writes, and nothing else: at each run's start and end an atomic write, not synced " +
+		"(a temporary file in the same directory, made ahead, once the command has started and after the run's end, then exchanged " +
+		"with the record by renameat2 RENAME_EXCHANGE, the replaced record removed when the next temporary file is made: off the path " +
+		"from a slot to its exec, and no ext4 auto_da_alloc flush as a rename over the record starts), and after a run's end, when a second has passed since the last sync, and at exit, a sync " +
 		"(fdatasync of the record, a hard link of it renamed over its synced copy, fsync of the directory): at 1s slots every run's end, " +
 		"at 100ms every tenth. The floor of that promise's cost in Go. ")
 	fmt.Fprintf(&b, "Verdicts for every against issue 22's goals: CPU ≤ %s ms at 1s slots and ≤ %s ms at 100ms, and ≤ the cheapest peer's "+
