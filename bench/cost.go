@@ -38,7 +38,7 @@ func wrappers(cfg *config, pingURL string) []wrapper {
 		{name: "minimal Go exec loop (bench/minloop)", command: func(iv time.Duration, job []string, dir string) *exec.Cmd {
 			return exec.Command(cfg.minloop, append([]string{iv.String(), "0"}, job...)...)
 		}},
-		{name: "Go exec loop + SPEC 9 state writes (bench/minloop -state)", command: func(iv time.Duration, job []string, dir string) *exec.Cmd {
+		{name: "Go exec loop + SPEC 9 state, synced once a second (bench/minloop -state)", command: func(iv time.Duration, job []string, dir string) *exec.Cmd {
 			return exec.Command(cfg.minloop, append([]string{"-state", filepath.Join(dir, "state.json"), iv.String(), "0"}, job...)...)
 		}},
 	}
@@ -228,9 +228,13 @@ func costSideBySide(cfg *config) string {
 	if cfg.runitor != "" {
 		b.WriteString("runitor: -every, pinging a local HTTP server at each run's end (its purpose; -no-start-ping). ")
 	}
-	b.WriteString("The row `Go exec loop + SPEC 9 state writes` is the minimal loop writing a state file at each run's start and end " +
-		"as SPEC 9 says every does (a temporary file, fsync, rename, fsync of the directory), and nothing else: " +
-		"the floor of that promise's cost in Go. ")
+	b.WriteString("The row `Go exec loop + SPEC 9 state, synced once a second` is the minimal loop keeping a state file as SPEC 9 " +
+		"[durability] asks, in the shape of every's own writes, and nothing else: at each run's start and end an atomic write, not synced " +
+		"(a temporary file in the same directory, made ahead, once the command has started and after the run's end, then exchanged " +
+		"with the record by renameat2 RENAME_EXCHANGE, the replaced record removed when the next temporary file is made: off the path " +
+		"from a slot to its exec, and no ext4 auto_da_alloc flush as a rename over the record starts), and after a run's end, when a second has passed since the last sync, and at exit, a sync " +
+		"(fdatasync of the record, a hard link of it renamed over its synced copy, fsync of the directory): at 1s slots every run's end, " +
+		"at 100ms every tenth. The floor of that promise's cost in Go. ")
 	fmt.Fprintf(&b, "Verdicts for every against issue 22's goals: CPU ≤ %s ms at 1s slots and ≤ %s ms at 100ms, and ≤ the cheapest peer's "+
 		"at the same slots; ≤ %d switches at 1s and ≤ %d at 100ms; RSS ≤ %s MiB at 1s; slot to exec median ≤ %s ms and p99 ≤ %s ms. "+
 		"CPU in ms.\n\n", ms(goalCPU1s), ms(goalCPU100ms), goalSwitches1s, goalSwitches100, mib(goalRSSKiB), ms(goalLateMedian), ms(goalLateP99))
