@@ -66,7 +66,7 @@ func rssSteady(cfg *config) string {
 	fmt.Fprintf(&b, "Each wrapper runs bench/stamp (the runs are counted from its file), all rows at once, every at its "+
 		"defaults with its log to a file. RSS is VmRSS of the wrapper process after its first run and at the end "+
 		"(its children excluded), peak is VmHWM. Goal for every: RSS at the end ≤ %s MiB.\n\n", mib(goalRSSKiB))
-	fmt.Fprintln(&b, "| wrapper | slots | runs | over | RSS after first run (MiB) | RSS at the end (MiB) | peak (MiB) | RSS ≤ 8 MiB |")
+	fmt.Fprintf(&b, "| wrapper | slots | runs | over | RSS after first run (MiB) | RSS at the end (MiB) | peak (MiB) | RSS ≤ %s MiB |\n", mib(goalRSSKiB))
 	fmt.Fprintln(&b, "| --- | --- | ---: | --- | ---: | ---: | ---: | --- |")
 	for _, r := range rows {
 		if r.err != nil {
