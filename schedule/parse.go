@@ -142,7 +142,7 @@ func LoadZone(name string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, fmt.Errorf("bad zone %q: not an IANA zone name such as Europe/Berlin or UTC", name)
+		return nil, fmt.Errorf("zone %q is not an IANA zone name: write one such as Europe/Berlin or UTC", name)
 	}
 	return loc, nil
 }
