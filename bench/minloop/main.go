@@ -147,7 +147,7 @@ func (s *stateFile) write(i int, running bool) {
 // or no exchange.
 func (s *stateFile) place() error {
 	if !s.noExchange {
-		err := unix.Renameat2(unix.AT_FDCWD, s.tmp, unix.AT_FDCWD, s.path, unix.RENAME_EXCHANGE)
+		err := exchange(s.tmp, s.path)
 		switch {
 		case err == nil:
 			s.replaced = true
@@ -181,7 +181,7 @@ func (s *stateFile) sync(slot time.Time) {
 	if s.fd < 0 {
 		return
 	}
-	syscall.Fdatasync(s.fd)
+	fdatasync(s.fd)
 	if syscall.Link(s.path, s.link) == nil && syscall.Rename(s.link, s.copy) != nil {
 		syscall.Unlink(s.link)
 	}
