@@ -19,7 +19,8 @@
 // the last of RUNS (a signal ends it as it is: the benchmark's samples are
 // taken between runs, and an exit's sync is not a run's cost). That is the
 // floor of the promise's cost in Go: what any Go program keeping it pays
-// per run, before doing anything else. Linux only (renameat2).
+// per run, before doing anything else. The exchange is Linux's (renameat2):
+// elsewhere it renames, as every does there.
 package main
 
 import (
