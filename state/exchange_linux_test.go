@@ -3,7 +3,6 @@ package state
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -15,9 +14,7 @@ import (
 // left at a temporary name for Prepare to remove, and a reader that opened
 // the old record reads it whole.
 func TestFileSaveExchangesTheRecord(t *testing.T) {
-	dir := t.TempDir()
-	f := File{Path: filepath.Join(dir, "job.json")}
-	defer f.Close()
+	f, _ := newFile(t)
 	ctx := context.Background()
 	r := sample()
 	if err := f.Save(ctx, r); err != nil {
@@ -63,9 +60,7 @@ func TestFileSaveExchangesTheRecord(t *testing.T) {
 // TestFileSaveWithoutExchange checks the writes of a filesystem that cannot
 // exchange two files: a rename over the record, nothing left behind.
 func TestFileSaveWithoutExchange(t *testing.T) {
-	dir := t.TempDir()
-	f := File{Path: filepath.Join(dir, "job.json")}
-	defer f.Close()
+	f, dir := newFile(t)
 	writerOf(f.Path).noExchange = true
 	ctx := context.Background()
 	r := sample()
@@ -86,9 +81,7 @@ func TestFileSaveWithoutExchange(t *testing.T) {
 // TestFileSaveBurstBoundsReplaced checks that writes with no Prepare between
 // them leave at most maxKept replaced records behind.
 func TestFileSaveBurstBoundsReplaced(t *testing.T) {
-	dir := t.TempDir()
-	f := File{Path: filepath.Join(dir, "job.json")}
-	defer f.Close()
+	f, dir := newFile(t)
 	ctx := context.Background()
 	r := sample()
 	for range 10 {

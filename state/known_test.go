@@ -3,7 +3,6 @@ package state
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -13,9 +12,7 @@ import (
 // process's own Save, which skips the read, returns what reading the file
 // gives: times with a monotonic reading and in another zone, the command.
 func TestFileLoadKnownIsWhatAReadGives(t *testing.T) {
-	dir := t.TempDir()
-	f := File{Path: filepath.Join(dir, "job.json")}
-	defer f.Close()
+	f, _ := newFile(t)
 	ctx := context.Background()
 	r := sample()
 	r.LastRun = time.Now() // a monotonic reading
@@ -92,8 +89,7 @@ func TestFileLoadReadsAChangedRecord(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := File{Path: filepath.Join(t.TempDir(), "job.json")}
-			defer f.Close()
+			f, _ := newFile(t)
 			r := sample()
 			if err := f.Save(ctx, r); err != nil {
 				t.Fatal(err)

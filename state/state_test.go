@@ -20,6 +20,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// newFile returns a File for a record in a directory of its own, dir,
+// closed when the test ends.
+func newFile(t *testing.T) (f File, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	f = File{Path: filepath.Join(dir, "job.json")}
+	t.Cleanup(func() { f.Close() })
+	return f, dir
+}
+
 func sample() *Record {
 	at := func(s string) time.Time {
 		t, err := time.Parse(time.RFC3339Nano, s)
