@@ -94,6 +94,7 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 		Logger:    l.log,
 		Output:    l.tail,
 		Hold:      l.cfg.QuietSuccess,
+		Lock:      lock.Inherited(lease),
 		warnings:  &l.outages.exec,
 	}
 	late := l.now().Sub(slot)

@@ -37,6 +37,10 @@ type Attempt struct {
 	// descriptors themselves.
 	Output *Tail
 	Hold   bool
+	// Lock, when set, is the open file of the run's file lock: the command
+	// inherits it, as flock(1)'s command does, so that the lock is held
+	// for as long as a process of the run lives, should every die.
+	Lock *os.File
 	// warnings, the loop's, summarise the warnings Exec logs across its
 	// runs; nil: each is logged as if it were the first.
 	warnings *execWarnings
@@ -56,7 +60,11 @@ const escapeeTick = 20 * time.Millisecond
 
 // Exec runs an attempt as a real process. The child gets a process group of its
 // own, so that a timeout or a stop reaches everything it started, and a terminal's
-// Ctrl-C reaches only every, which then decides what the child gets. What
+// Ctrl-C reaches only every, which then decides what the child gets. A guard
+// (guard_linux.go) has the kernel kill that group should every die, and the
+// command holds the lock's file (a.Lock) for as long as it lives: no
+// process of the run outlives every, and no other instance runs while one
+// could. What
 // leaves the group (setsid, a double fork) is re-parented to every, a child
 // subreaper, and gets the same signals as the group: Exec returns once the
 // command's whole tree is dead and reaped, as far as every can reach it.
@@ -81,10 +89,19 @@ func Exec(ctx context.Context, a Attempt) Result {
 		cmd.Stdin = null // else exec.Cmd opens /dev/null itself
 	}
 	cmd.SysProcAttr = sysProcAttr()
-	esc, err := procs.start(cmd)
-	if errors.Is(err, syscall.ENOEXEC) && !binary(cmd.Path) {
-		cmd = viaShell(cmd)
+	warn := a.warnings
+	if warn == nil {
+		warn = &execWarnings{}
+	}
+	var esc *escapees
+	g, err := newGuard()
+	if err == nil {
+		cmd.ExtraFiles = inherited(g.file(), a.Lock)
 		esc, err = procs.start(cmd)
+		if errors.Is(err, syscall.ENOEXEC) && !binary(cmd.Path) {
+			cmd = viaShell(cmd)
+			esc, err = procs.start(cmd)
+		}
 	}
 	if a.started != nil {
 		close(a.started)
@@ -93,10 +110,17 @@ func Exec(ctx context.Context, a Attempt) Result {
 		out.start(err == nil)
 	}
 	if err != nil {
+		if g != nil {
+			g.release()
+		}
 		return Result{Outcome: Failure, ExitCode: StartErrorCode(err), Err: err}
 	}
 	pgid := cmd.Process.Pid
 	esc.pgid = pgid
+	// Before anything can reap the leader: the group must exist to be armed.
+	if err := g.arm(pgid); err != nil {
+		logRepeated(a.Logger, &warn.guard, "guard", 1, slog.LevelWarn, "the command would outlive every", "event", EventKill, "error", err)
+	}
 	waited := make(chan error, 1)
 	go func() {
 		exited := awaitExit(pgid)
@@ -110,13 +134,11 @@ func Exec(ctx context.Context, a Attempt) Result {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 		procs.forget(pgid)
+		g.release()
 		waited <- err
 	}()
 
-	sv := &supervisor{a: a, cmd: cmd, pgid: pgid, esc: esc, outcome: Success, warn: a.warnings}
-	if sv.warn == nil {
-		sv.warn = &execWarnings{}
-	}
+	sv := &supervisor{a: a, cmd: cmd, pgid: pgid, esc: esc, outcome: Success, warn: warn}
 	res := sv.supervise(ctx, waited)
 	if out != nil {
 		// The tree is dead and swept: the pipes' ends come at once, but for
@@ -124,6 +146,19 @@ func Exec(ctx context.Context, a Attempt) Result {
 		out.wait()
 	}
 	return res
+}
+
+// inherited is what the command inherits beyond stdin, stdout and stderr:
+// the guard's file and the lock's, those that there are, from descriptor 3
+// on.
+func inherited(files ...*os.File) []*os.File {
+	var out []*os.File
+	for _, f := range files {
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // devNull is /dev/null for reading, opened once: the stdin of every command

@@ -113,6 +113,7 @@ func viaShell(cmd *exec.Cmd) *exec.Cmd {
 		Stdin:       cmd.Stdin,
 		Stdout:      cmd.Stdout,
 		Stderr:      cmd.Stderr,
+		ExtraFiles:  cmd.ExtraFiles,
 		SysProcAttr: cmd.SysProcAttr,
 	}
 }

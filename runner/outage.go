@@ -75,7 +75,7 @@ type outages struct {
 // command that leaves a process behind at every 100ms slot, or times out
 // at each, must not log a line per slot.
 type execWarnings struct {
-	leftBehind, timedOut, graceKill outage
+	leftBehind, timedOut, graceKill, guard outage
 }
 
 // repeated logs n occurrences of a repeated error: at level when it starts,

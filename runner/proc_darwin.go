@@ -4,48 +4,18 @@ package runner
 // still gets a process group of its own, and timeouts and stops reach that
 // group; what leaves it (setsid, a double fork whose middle process ends) is
 // re-parented to launchd, out of every's reach. Should every die, even by
-// SIGKILL, a watchdog (watchdog_unix.go) that every starts in the group
-// kills the group; what left it runs on.
+// SIGKILL, the run's guard (guard_watchdog.go) kills the group; what left it
+// runs on.
 
-import (
-	"os/exec"
-	"sync"
-)
+import "os/exec"
 
-// procs starts the command's processes and their watchdogs.
-var procs = &reaper{dogs: map[int]*watchdog{}}
+// procs starts the command's processes; there is no reaper.
+var procs reaper
 
-// reaper keeps the watchdog of each running command, by the command's pid.
-type reaper struct {
-	mu   sync.Mutex
-	dogs map[int]*watchdog
-}
+type reaper struct{}
 
-func (*reaper) enable() {}
+func (reaper) enable() {}
 
-// start starts cmd and its watchdog, before anything can reap cmd: its
-// process group exists while the watchdog joins it. Without a watchdog (no
-// /bin/sh) the command runs as it would without one.
-func (r *reaper) start(cmd *exec.Cmd) (*escapees, error) {
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	if d, err := startWatchdog(cmd.Process.Pid); err == nil {
-		r.mu.Lock()
-		r.dogs[cmd.Process.Pid] = d
-		r.mu.Unlock()
-	}
-	return &escapees{}, nil
-}
+func (reaper) start(cmd *exec.Cmd) (*escapees, error) { return &escapees{}, cmd.Start() }
 
-// forget is called once cmd.Wait has reaped pid, after the group was sent
-// SIGKILL: its watchdog is released and reaped.
-func (r *reaper) forget(pid int) {
-	r.mu.Lock()
-	d := r.dogs[pid]
-	delete(r.dogs, pid)
-	r.mu.Unlock()
-	if d != nil {
-		d.release()
-	}
-}
+func (reaper) forget(int) {}

@@ -1,4 +1,4 @@
-//go:build darwin || linux
+//go:build darwin || linux || (freebsd && !386 && !arm)
 
 package runner
 
@@ -9,10 +9,12 @@ import (
 	"syscall"
 )
 
-// Only darwin uses a watchdog; Linux builds it too, for its test.
+// darwin and FreeBSD use a watchdog as a run's guard (guard_watchdog.go);
+// Linux builds it too, for its test.
 
 // A watchdog stands in for the parent-death signal where the kernel has none
-// (darwin): a tiny shell that every starts in the command's process group,
+// (darwin), and for the whole group's where it cannot be had without a
+// process (darwin, FreeBSD): a tiny shell that every starts in the command's process group,
 // reading a pipe whose only writer is every. When every dies, even by
 // SIGKILL, the kernel closes that end; the read ends, and the watchdog kills
 // its own process group, the command's, with `kill -KILL 0`. It never

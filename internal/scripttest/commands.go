@@ -51,6 +51,8 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 		"checkslots": checkSlots,
 		"torture":    torture,
 		"killruns":   killRuns, // killruns.go
+		// Crashes of every in mid-run (crash.go).
+		"killoverlap": killOverlap,
 		// Calendar schedules against the wall clock (calendar.go).
 		"stamp":     stampCmd,
 		"waitclock": waitClockCmd,

@@ -30,12 +30,7 @@ func killRuns(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	n, err := strconv.Atoi(args[0])
 	ts.Check(err)
-	seed := rand.Uint64()
-	if env := os.Getenv("EVERY_TORTURE_SEED"); env != "" {
-		if seed, err = strconv.ParseUint(env, 10, 64); err != nil {
-			ts.Fatalf("bad EVERY_TORTURE_SEED %q: %v; want a decimal uint64", env, err)
-		}
-	}
+	seed := tortureSeed(ts)
 	ts.Logf("killruns seed %d (EVERY_TORTURE_SEED=%d replays it)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	dir := ts.MkAbs(args[1])

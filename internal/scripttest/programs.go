@@ -37,6 +37,7 @@ func JobMain() {
 	code := fs.Int("exit", 0, "exit `N`")
 	args := fs.String("args", "", "write the arguments after the flags to `FILE`")
 	mutex := fs.String("mutex", "", "hold `DIR` (mkdir) while running; finding it taken, append \"overlap\" to DIR.overlaps")
+	exclusive := fs.String("exclusive", "", "hold a flock(2) of `FILE` while alive (the kernel frees it at death, however it comes); finding it taken, append \"overlap\" to FILE.overlaps")
 	slots := fs.String("slots", "", "append EVERY_SLOT to `FILE`")
 	fence := fs.String("fence", "", "append EVERY_FENCING_TOKEN to `FILE`")
 	waitFor := fs.String("waitfor", "", "wait until `FILE` exists (at most the wait bound)")
@@ -73,6 +74,16 @@ func JobMain() {
 	}
 	if *appendTo != "" {
 		appendLine(*appendTo, "run "+os.Getenv("EVERY_RUN")+" attempt "+os.Getenv("EVERY_ATTEMPT"))
+	}
+	if *exclusive != "" {
+		// Its own open file, close-on-exec: no other process shares it.
+		f, err := os.OpenFile(*exclusive, os.O_CREATE|os.O_RDONLY, 0o600)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+			appendLine(*exclusive+".overlaps", "overlap at run "+os.Getenv("EVERY_RUN"))
+		}
 	}
 	if *mutex != "" {
 		if err := os.Mkdir(*mutex, 0o700); err != nil {

@@ -118,13 +118,7 @@ func torture(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	n, err := strconv.Atoi(args[0])
 	ts.Check(err)
-	seed := rand.Uint64()
-	if env := os.Getenv("EVERY_TORTURE_SEED"); env != "" {
-		seed, err = strconv.ParseUint(env, 10, 64)
-		if err != nil {
-			ts.Fatalf("bad EVERY_TORTURE_SEED %q: %v; want a decimal uint64", env, err)
-		}
-	}
+	seed := tortureSeed(ts)
 	// Logged first, so a failure's output always carries it.
 	ts.Logf("torture seed %d (EVERY_TORTURE_SEED=%d replays it)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
