@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/everycli/every/internal/catch"
 	"github.com/everycli/every/internal/cli"
 	"github.com/everycli/every/internal/job"
 	"github.com/everycli/every/internal/status"
@@ -16,23 +17,11 @@ import (
 )
 
 func main() {
-	// A write to a closed stderr (every ... 2>&1 | head) must not kill every
-	// and, through the parent-death signal, its running command: with SIGPIPE
-	// handled, the write fails with EPIPE instead and logging stops there.
-	// Handled, not ignored: an ignored signal would stay ignored in the
-	// command, which exec resets only for handled ones.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	// Whether the stop signals were ignored when every started (a script's
-	// background job starts with SIGINT ignored), read before Notify changes it.
-	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		ignoredAtStart[s] = signal.Ignored(s)
-	}
+	// The signals every handles were caught already, in package catch's
+	// initialisation: before anything else every does.
 	code, sig := run(os.Args[1:], os.Stderr)
 	exit(code, sig)
 }
-
-// ignoredAtStart records the stop signals every inherited as ignored.
-var ignoredAtStart = map[syscall.Signal]bool{}
 
 // exit ends the process with code, or, after a stop signal, the way a
 // cooperative Unix program does: by that signal, so a shell sees 128+n and
@@ -43,7 +32,7 @@ var ignoredAtStart = map[syscall.Signal]bool{}
 func exit(code int, sig os.Signal) {
 	if s, ok := sig.(syscall.Signal); ok {
 		code = 128 + int(s)
-		if os.Getpid() != 1 && !ignoredAtStart[s] {
+		if os.Getpid() != 1 && !catch.IgnoredAtStart[s] {
 			signal.Reset(s)
 			_ = syscall.Kill(os.Getpid(), s)
 			// The signal is on its way, with its default action; this is a
@@ -62,6 +51,13 @@ func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
 	// What every prints itself stops at the first write error (cli.Output).
 	out := cli.NewOutput(os.Stdout)
 	req, err := cli.Parse(args, out, stderr)
+	if err != nil || req.Run == nil {
+		// No job to run: the signals go back to their defaults, and one
+		// that came while every started ends it, as it would have.
+		if sig := catch.Release(); sig != nil {
+			return 0, sig
+		}
+	}
 	switch {
 	case out.Err() != nil:
 		return out.End(0, stderr), nil

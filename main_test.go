@@ -5,14 +5,21 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/everycli/every/internal/catch"
 	"github.com/everycli/every/internal/scripttest"
 	"github.com/everycli/every/internal/ui"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
+	// The test binary is every (its signals caught from its start, by
+	// package catch's init, as the real binary's), and the scripts' other
+	// commands and the tests themselves, which keep the defaults.
+	if filepath.Base(os.Args[0]) != "every" {
+		catch.Release()
+	}
 	testscript.Main(m, map[string]func(){
-		"every":      func() { main() },
+		"every":      func() { scripttest.PauseStart(); main() },
 		"job":        scripttest.JobMain,
 		"exitstatus": scripttest.ExitStatusMain,
 	})

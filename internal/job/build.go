@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/everycli/every/internal/catch"
 	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/runner"
 )
@@ -17,7 +16,26 @@ import (
 // status (SPEC section 7), or the signal to exit by. What cannot start is
 // one line on stderr.
 func Run(st Settings, stderr io.Writer) (int, os.Signal) {
-	cfg, flush, err := Build(st, stderr)
+	type built struct {
+		cfg   runner.Config
+		flush func()
+		err   error
+	}
+	// A stop that comes while the job is set up (a store's start-up check
+	// may take its timeout) ends every at once, as before the loop, which
+	// logs its stops, has started; other signals wait for the loop.
+	c := make(chan built, 1)
+	go func() {
+		cfg, flush, err := Build(st, stderr)
+		c <- built{cfg, flush, err}
+	}()
+	var b built
+	select {
+	case b = <-c:
+	case sig := <-catch.Stops:
+		return 0, sig
+	}
+	cfg, flush, err := b.cfg, b.flush, b.err
 	if err != nil {
 		ui.Report(stderr, err)
 		return startCode(err), nil
@@ -53,8 +71,9 @@ func startCode(err error) int {
 // Build makes the loop's whole configuration from st, the one place that
 // does: it finds the command, sets up and checks the job's files or its
 // fleet store, its observers and the active marker, and the runtime's
-// tuning, and catches the signals the loop handles. done flushes what the
-// observers have left to send. Nothing has run when it fails.
+// tuning, and hands the loop every's signals, caught since its start
+// (package catch). done flushes what the observers have left to send.
+// Nothing has run when it fails.
 func Build(st Settings, stderr io.Writer) (cfg runner.Config, done func(), err error) {
 	cfg = st.Loop
 	cfg.Logger = newLogger(stderr, st.LogFormat, st.LogLevel, st.Quiet).With("job", cfg.Name)
@@ -81,9 +100,7 @@ func Build(st Settings, stderr io.Writer) (cfg runner.Config, done func(), err e
 	case mark != nil:
 		cfg.Observer = mark
 	}
-	signals := make(chan os.Signal, 8)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
-	cfg.Signals = signals
+	cfg.Signals = catch.Signals
 	sleeper(&cfg, os.Getenv)
 	return cfg, done, nil
 }

@@ -53,6 +53,7 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 		"killruns":   killRuns, // killruns.go
 		// Crashes of every in mid-run (crash.go).
 		"killoverlap": killOverlap,
+		"earlysignal": earlySignal,
 		// Calendar schedules against the wall clock (calendar.go).
 		"stamp":     stampCmd,
 		"waitclock": waitClockCmd,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 
 	"github.com/everycli/every/internal/testutil"
 )
@@ -87,4 +88,87 @@ func tortureSeed(ts *testscript.TestScript) uint64 {
 		}
 	}
 	return seed
+}
+
+// earlysignal SIG FILE -- ARGS...: start every ARGS, held before its main
+// (PauseStart: its package initialisation done, nothing of its own started),
+// send it SIG, let it go on, wait until FILE exists (a run happened: the
+// job's own file), then send SIGTERM. every must end by that SIGTERM, not by
+// SIG: a signal that comes while every starts is handled as every handles it
+// once running.
+func earlySignal(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "earlysignal")
+	if len(args) < 4 || args[2] != "--" {
+		ts.Fatalf("usage: earlysignal SIG FILE -- ARGS...")
+	}
+	sig := unix.SignalNum("SIG" + args[0])
+	if sig == 0 {
+		ts.Fatalf("earlysignal: no signal %q", args[0])
+	}
+	file := ts.MkAbs(args[1])
+	pause := ts.MkAbs(args[1] + ".start")
+	every, err := exec.LookPath("every")
+	ts.Check(err)
+	cmd := exec.Command(every, args[3:]...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "GORACE=atexit_sleep_ms=0",
+		"XDG_STATE_HOME="+ts.Getenv("XDG_STATE_HOME"), pauseStart+"="+pause)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	ts.Check(cmd.Start())
+	var werr error
+	exited := make(chan struct{})
+	go func() { werr = cmd.Wait(); close(exited) }()
+	ts.Defer(func() { _ = cmd.Process.Kill(); <-exited })
+	ended := func() bool {
+		select {
+		case <-exited:
+			return true
+		default:
+			return false
+		}
+	}
+	if !testutil.Eventually(func() bool { return exists(pause+".paused") || ended() }) || ended() {
+		ts.Fatalf("every did not pause at its start; its stderr:\n%s", stderr.String())
+	}
+	ts.Check(cmd.Process.Signal(sig))
+	ts.Check(os.WriteFile(pause, nil, 0o600))
+	if !testutil.Eventually(func() bool { return exists(file) || ended() }) {
+		ts.Fatalf("no %s within %v; every's stderr:\n%s", args[1], testutil.WaitBound, stderr.String())
+	}
+	if ended() {
+		ts.Fatalf("every ended (%v) on SIG%s sent while it started; its stderr:\n%s", werr, args[0], stderr.String())
+	}
+	ts.Check(cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-exited:
+	case <-time.After(testutil.WaitBound):
+		ts.Fatalf("every did not end within %v of SIGTERM", testutil.WaitBound)
+	}
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		ts.Fatalf("every ended with %v, want by SIGTERM; its stderr:\n%s", werr, stderr.String())
+	}
+}
+
+// pauseStart names the file PauseStart waits for.
+const pauseStart = "EVERY_TEST_PAUSE_START"
+
+// PauseStart holds the test binary's every before its main, when
+// EVERY_TEST_PAUSE_START names a file: it writes FILE.paused and returns
+// once FILE exists (at most the wait bound). Package initialisation, where
+// every catches its signals, is done by then; nothing else of every's is.
+func PauseStart() {
+	name := os.Getenv(pauseStart)
+	if name == "" {
+		return
+	}
+	_ = os.Unsetenv(pauseStart)
+	writeFile(name+".paused", "")
+	testutil.Eventually(func() bool { return exists(name) })
+}
+
+func exists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
 }
