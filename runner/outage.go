@@ -66,6 +66,9 @@ func (o *outage) end() (total, unshown int, since time.Time, ok bool) {
 // outages are the repeated errors a loop keeps track of.
 type outages struct {
 	store, lockErr, stateRead, stateWrite, locked, overrun, failing, clock, corrupt outage
+	// reserve are the slots skipped for want of a run number reserved on
+	// disk; jumped, the records whose reserved numbers were skipped.
+	reserve, jumped outage
 	// exec are its attempts' repeated warnings, which Exec logs.
 	exec execWarnings
 }
