@@ -205,3 +205,74 @@ func TestLoopFullDiskNeverPassesTheReservation(t *testing.T) {
 		}
 	})
 }
+
+// flappingStore is a memStore on a disk nearly full: while flapping, one
+// write in two fails.
+type flappingStore struct {
+	memStore
+	mu       sync.Mutex
+	flapping bool
+	writes   int
+}
+
+func (s *flappingStore) setFlapping(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flapping = on
+}
+
+func (s *flappingStore) Save(ctx context.Context, r *state.Record) error {
+	s.mu.Lock()
+	s.writes++
+	fail := s.flapping && s.writes%2 == 1
+	s.mu.Unlock()
+	if fail {
+		return fmt.Errorf("write state memory: %w", syscall.ENOSPC)
+	}
+	return s.memStore.Save(ctx, r)
+}
+
+// SPEC 9 [safety]: a disk nearly full, that fails one write in two for
+// five minutes, is one outage: its first error, then a line a minute at
+// most, and one when it ends; never an error and an end at each slot.
+func TestLoopFlappingWritesSummarised(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &flappingStore{}
+		var buf bytes.Buffer
+		f := &fakeExec{took: []time.Duration{10 * time.Millisecond}}
+		cfg := testConfig(f, &buf, nil)
+		cfg.Schedule, cfg.Lock, cfg.Store = grid("1s"), &memLock{}, store
+		signals := make(chan os.Signal, 1)
+		cfg.Signals = signals
+		done := make(chan Exit, 1)
+		go func() { done <- Loop(context.Background(), cfg) }()
+		time.Sleep(2500 * time.Millisecond)
+		store.setFlapping(true)
+		time.Sleep(5 * time.Minute)
+		store.setFlapping(false)
+		time.Sleep(2 * time.Minute)
+		signals <- os.Signal(sigterm)
+		<-done
+		log := buf.String()
+		var lines int
+		for line := range strings.Lines(log) {
+			if !strings.Contains(line, `"level":"DEBUG"`) && strings.Contains(line, `"event":"state_error"`) {
+				lines++
+			}
+		}
+		if n := strings.Count(log, `"level":"ERROR","msg":"cannot write state`); n != 1 {
+			t.Errorf("%d error lines, want 1", n)
+		}
+		// The start, and at most one line a minute (summaries and ends).
+		if lines > 1+5+2 {
+			t.Errorf("%d state_error lines for a five-minute outage, want at most 8\n%s", lines, log)
+		}
+		last := log[strings.LastIndex(log, `"event":"state_error"`):]
+		if !strings.Contains(log, `"msg":"state written again"`) || !strings.Contains(last, `"ended":true`) {
+			t.Errorf("the outage's end was not told last\n%s", log)
+		}
+		if len(f.calls) < 400 {
+			t.Errorf("%d runs, want one a slot: the outage stops nothing", len(f.calls))
+		}
+	})
+}
