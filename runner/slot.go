@@ -315,8 +315,8 @@ func (l *loop) unbook(ctx context.Context, before state.Record) {
 // while it repeats.
 func (l *loop) cannotReserve(err error) {
 	l.repeated(&l.outages.reserve, "reserve", 1, slog.LevelError, "cannot reserve a run number, skipping the slot",
-		"event", EventSkip, "reason", ReasonState, "state", l.cfg.Store.Where(), "runs", l.rec.Runs, "reserved", l.dur.reserved,
-		"error", err.Error())
+		"event", EventSkip, "reason", ReasonState, "state", l.cfg.Store.Where(),
+		"error", fmt.Sprintf("%v (runs %d, numbers reserved on disk up to %d)", err, l.rec.Runs, l.dur.reserved))
 }
 
 // lockFailed logs why the lock could not be taken, and returns it as a skip
