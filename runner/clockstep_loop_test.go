@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -336,21 +337,27 @@ func TestLoopLateWakeIsNotASuspend(t *testing.T) {
 }
 
 // Counters stop at state.MaxCount (below 2^53): every never writes a record
-// it would refuse to read back, and EVERY_RUN never overflows.
+// it would refuse to read back, EVERY_RUN never overflows, and never
+// repeats its last number: past it, slots are skipped (reason=state).
 func TestLoopCountersAtTheirLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		now := time.Now()
 		store := &memStore{rec: &state.Record{Version: state.Version, Name: "job", Command: []string{"job"}, Schedule: "10s",
-			Anchor: now.Add(-time.Hour), LastSlot: now.Add(-15 * time.Second), Runs: state.MaxCount, Failures: state.MaxCount,
+			Anchor: now.Add(-time.Hour), LastSlot: now.Add(-15 * time.Second), Runs: state.MaxCount - 1, Failures: state.MaxCount,
 			Skipped: state.MaxCount, ConsecutiveFailures: state.MaxCount, LastResult: "failure"}}
-		f := &fakeExec{took: []time.Duration{time.Second, 15 * time.Second}, results: []Result{{Outcome: Failure, ExitCode: 1}}}
+		f := &fakeExec{took: []time.Duration{15 * time.Second}, results: []Result{{Outcome: Failure, ExitCode: 1}}}
 		var buf bytes.Buffer
-		cfg := testConfig(f, &buf, make(chan os.Signal, 1))
+		cfg := testConfig(f, &buf, nil)
 		cfg.Store = store
-		cfg.MaxRuns = 3 // the second overruns a slot
-		Loop(context.Background(), cfg)
+		runFor(cfg, time.Minute) // the first run overruns a slot
+		if len(f.calls) != 1 {
+			t.Fatalf("%d runs, want 1: EVERY_RUN %s, then none past it", len(f.calls), strconv.Itoa(state.MaxCount))
+		}
 		if got, want := f.calls[0].env["EVERY_RUN"], strconv.Itoa(state.MaxCount); got != want {
 			t.Errorf("EVERY_RUN = %s, want %s", got, want)
+		}
+		if n := strings.Count(buf.String(), `"level":"ERROR","msg":"cannot reserve a run number, skipping the slot","job":"job","event":"skip","reason":"state"`); n != 1 {
+			t.Errorf("%d skip lines, want 1 (then summarised)\n%s", n, buf.String())
 		}
 		rec := store.get()
 		if rec.Runs != state.MaxCount || rec.Failures != state.MaxCount || rec.Skipped != state.MaxCount ||

@@ -18,8 +18,17 @@ package runner
 // A record read after a reboot may have lost the starts written after it:
 // its runs go on from its reserved number, skipping the numbers that may
 // have been handed out, never repeating one.
+//
+// A write that fails (a full disk, a read-only remount) never lets a run
+// number past what is reserved on disk: within the reservation the run
+// goes on, its record marked behind it (File.MarkBehind: a bit of its
+// mode, which a full disk still lets every change), so that a restart
+// after a crash goes on after the reservation too; past it, the slot is
+// skipped (reason=state) until a write and a sync succeed. A block is the
+// runs of four seconds or more: an outage that short stops nothing.
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -92,6 +101,15 @@ func (l *loop) loaded(rec *state.Record) {
 	if l.syncer() == nil {
 		return
 	}
+	if rec.Behind && rec.Reserved > rec.Runs {
+		// Its writer went on without it (its writes failed), handing out
+		// numbers up to its reservation: they are not given again.
+		l.repeated(&l.outages.jumped, "behind", 1, slog.LevelWarn,
+			"state behind its writer, whose writes failed: EVERY_RUN goes on after the numbers it reserved, some of which may have run",
+			"event", EventStateError, "state", l.cfg.Store.Where(),
+			"error", fmt.Sprintf("runs %d on record, numbers reserved up to %d", rec.Runs, rec.Reserved))
+		rec.Runs = rec.Reserved
+	}
 	switch {
 	case rec.Durable:
 		if boot := state.BootID(); rec.Boot != "" && rec.Boot != boot && rec.Reserved > rec.Runs {
@@ -148,7 +166,7 @@ func later(a, b time.Time) time.Time {
 func (l *loop) syncIfDue() {
 	l.prepare()
 	if due, ok := l.syncDue(); ok && !time.Now().Before(due) {
-		l.syncNow()
+		_ = l.syncNow() // logged
 	}
 }
 
@@ -178,33 +196,58 @@ func (l *loop) syncTimer() (fire <-chan time.Time, stop func()) {
 }
 
 // syncNow syncs the record: what it holds is durable, its reservation
-// included. A failure is logged, summarised, and tried again at the next
-// write's sync.
-func (l *loop) syncNow() {
+// included. A failure is logged, summarised, tried again at the next
+// write's sync, and returned.
+func (l *loop) syncNow() error {
 	s := l.syncer()
 	if s == nil {
-		return
+		return nil
 	}
 	l.dur.pending = false
 	l.dur.last = time.Now()
 	l.dur.syncs++
 	rec, err := s.Sync()
-	if err != nil {
+	switch {
+	case errors.Is(err, state.ErrReplaced):
+		// Another instance writes the record (under the lock, which a sync
+		// needs not): what this one wrote is in its records, which its own
+		// syncs make durable. Nothing failed; nothing new is on disk.
+		l.log.Debug("state replaced by another instance while being synced", "event", EventStateError,
+			"state", l.cfg.Store.Where(), "error", err.Error())
+		return err
+	case err != nil:
 		l.dur.pending, l.dur.written = true, l.dur.last
 		// A write that failed, as far as a power loss is concerned: one
 		// outage with the writes'.
 		l.repeated(&l.outages.stateWrite, "write", 1, slog.LevelError, "cannot write state, will try again at the next run",
-			"event", "state_error", "state", l.cfg.Store.Where(), "error", err.Error())
-		return
+			"event", EventStateError, "state", l.cfg.Store.Where(), "error", err.Error())
+		return err
 	}
 	l.dur.reserved = rec.Reserved
+	return nil
+}
+
+// behindMarker is a store that can mark its record behind its writer
+// (state.File).
+type behindMarker interface {
+	MarkBehind() error
+}
+
+// markBehind marks the record behind this process, whose run goes on
+// with a number its record does not show (see state.File.MarkBehind).
+func (l *loop) markBehind() error {
+	m, ok := l.cfg.Store.(behindMarker)
+	if !ok {
+		return errors.New("the store cannot mark its record behind: no number is given that it does not show")
+	}
+	return m.MarkBehind()
 }
 
 // syncAtExit syncs what was written since the last sync: every exits with
 // its records on disk, and leaves no file of its own behind.
 func (l *loop) syncAtExit() {
 	if l.dur.pending {
-		l.syncNow()
+		_ = l.syncNow() // logged
 	}
 	if p, ok := l.cfg.Store.(preparer); ok {
 		_ = p.Close()

@@ -24,6 +24,15 @@ type outage struct {
 	lines    int       // lines logged for it
 	since    time.Time // when it started
 	lastLine time.Time // when it was last logged or summarised
+	// endKey and endLine are the key of the last outage whose end was
+	// logged (or passed silently, its one line telling all), and when: the
+	// same error within summaryEvery of it resumes it (see note).
+	endKey  string
+	endLine time.Time
+	// resumed says this outage resumed one that had ended moments before
+	// (a disk nearly full, that fails one write in two): its end is logged
+	// only once summaryEvery has passed since its last line.
+	resumed bool
 }
 
 // note counts n occurrences at now (n skipped slots, say). It returns how
@@ -33,6 +42,12 @@ type outage struct {
 func (o *outage) note(now time.Time, key string, n int) (count int, due bool) {
 	if o.n > 0 && key != o.key {
 		*o = outage{}
+	}
+	if o.n == 0 && key == o.endKey && now.Sub(o.endLine) < summaryEvery {
+		// It ended moments ago: the same outage, flapping. Counted, told
+		// in the next summary, not as a new start.
+		o.key, o.since, o.n, o.resumed, o.lastLine = key, now, n, true, o.endLine
+		return n, false
 	}
 	first := o.n == 0
 	o.n += n
@@ -66,6 +81,9 @@ func (o *outage) end() (total, unshown int, since time.Time, ok bool) {
 // outages are the repeated errors a loop keeps track of.
 type outages struct {
 	store, lockErr, stateRead, stateWrite, locked, overrun, failing, clock, corrupt outage
+	// reserve are the slots skipped for want of a run number reserved on
+	// disk; jumped, the records whose reserved numbers were skipped.
+	reserve, jumped outage
 	// exec are its attempts' repeated warnings, which Exec logs.
 	exec execWarnings
 }
@@ -120,9 +138,21 @@ func (l *loop) ended(o *outage, always bool, msg string, attrs ...any) {
 }
 
 // logEnded is ended, to log.
+//
+// The end of an outage that resumed one ended moments before waits until
+// summaryEvery has passed since its last line, for a later call: a
+// flapping error (a write that fails one time in two) is summarised as one
+// outage, never logged twice a slot.
 func logEnded(log *slog.Logger, o *outage, always bool, msg string, attrs ...any) {
-	n, since := o.n, o.since
+	now := time.Now()
+	if o.n > 0 && o.resumed && now.Sub(o.lastLine) < summaryEvery {
+		return
+	}
+	n, since, key := o.n, o.since, o.key
 	total, unshown, _, ok := o.end()
+	if n > 0 {
+		o.endKey, o.endLine = key, now
+	}
 	if !ok && (n == 0 || !always) {
 		return
 	}

@@ -44,7 +44,9 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 		// This instance's own record is newer: the write that would have
 		// stored it failed, or it was moved with a step of the wall clock
 		// since. It goes on counting from its own.
+		// A reservation the store's record holds beyond its own is kept.
 		mine := l.rec
+		mine.Reserved = max(mine.Reserved, rec.Reserved)
 		rec = &mine
 	}
 	interrupted := rec.Running && !l.holderAlive(rec, l.cfg.Lock != nil)

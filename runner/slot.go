@@ -7,6 +7,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -158,16 +159,28 @@ func (l *loop) run(ctx context.Context, p runPlan, out *outcome) {
 		l.dst(p.slot)
 	}
 	if !p.written {
+		before := l.rec
 		l.rec = l.booked(p.slot, p.start, p.manual)
+		stop, ok := l.saveStart(ctx, before)
+		if stop != nil {
+			// Stopped while a store that does not answer held the start:
+			// the command never started (a start that lands later reads as
+			// a run cut short).
+			out.stop = stop
+			return
+		}
+		if !ok {
+			// No number to give it (see saveStart): the slot is skipped,
+			// as for a state that cannot be read.
+			out.unavailable = true
+			out.next = l.notPast(out.next)
+			l.skipped(ReasonState, 1, out.next)
+			return
+		}
+	} else if l.cfg.Store != nil {
+		l.saved(nil)
 	}
 	l.lateSkips = 0 // booked, with the start written by the lock or here
-	if stop := l.saveStart(ctx, p.written); stop != nil {
-		// Stopped while a store that does not answer held the start: the
-		// command never started (a start that lands later reads as a run
-		// cut short).
-		out.stop = stop
-		return
-	}
 	l.tail = nil
 	if l.cfg.QuietSuccess || l.cfg.Hooks.any() || l.cfg.Observer != nil && l.cfg.Observer.WantsOutput() {
 		l.tail = NewTail(l.cfg.OutputTail)
@@ -220,20 +233,29 @@ func (l *loop) told(p runPlan, e runEnd, out *outcome) {
 	}
 }
 
-// saveStart writes the start of the run before its command starts: its
-// number (EVERY_RUN) is then on record whatever happens to every after it.
-// The write is atomic, not durable (nothing is synced between a slot and
-// its exec), but for a number not reserved on disk yet (see reserve). A
-// local file is written at once; a server's write listens for a stop, which
-// it returns (the run must not start). A start written with the lock
-// already is done.
-func (l *loop) saveStart(ctx context.Context, written bool) os.Signal {
+// saveStart writes the start of the run (l.rec, booked from before)
+// before its command starts: its number (EVERY_RUN) is then on record
+// whatever happens to every after it. The write is atomic, not durable
+// (nothing is synced between a slot and its exec), but for a number not
+// reserved on disk yet (see reserve). A local file is written at once; a
+// server's write listens for a stop, which it returns (the run must not
+// start).
+//
+// ok is false when the run must not start, its number not given (l.rec is
+// before again, its reservation kept): EVERY_RUN would pass MaxCount, or
+// the number is not reserved on disk and cannot be (the write or the sync
+// that would reserve it failed), or the start could not be written and
+// its record not be marked behind it (see File.MarkBehind) for a restart
+// to go on after it. So a number is handed out only where a reservation on
+// disk covers it, and a restart never gives it again.
+func (l *loop) saveStart(ctx context.Context, before state.Record) (stop os.Signal, ok bool) {
 	if l.cfg.Store == nil {
-		return nil
+		return nil, true
 	}
-	if written {
-		l.saved(nil)
-		return nil
+	if before.Runs >= state.MaxCount {
+		l.rec = before
+		l.cannotReserve(errNumbersUsedUp)
+		return nil, false
 	}
 	sync := l.reserve()
 	rec := l.rec
@@ -241,15 +263,60 @@ func (l *loop) saveStart(ctx context.Context, written bool) os.Signal {
 	stop, done := l.recordCall(ctx, false, func(ctx context.Context) { err = l.cfg.Store.Save(context.WithoutCancel(ctx), &rec) })
 	switch {
 	case stop != nil:
-		return stop
+		return stop, false
 	case !done:
 		err = errAbandoned
 	}
 	l.saved(err)
-	if err == nil && sync {
-		l.syncNow()
+	if l.syncer() == nil {
+		// A server's record: as durable as its store keeps it.
+		return nil, true
 	}
-	return nil
+	switch {
+	case err == nil && sync:
+		if err = l.syncNow(); err != nil {
+			// On record, not on disk: taken back, so that the record
+			// shows no run that never started.
+			l.unbook(ctx, before)
+		}
+	case err != nil && !sync:
+		// Reserved on disk already: the run goes on, its record marked
+		// for a restart to go on after the reservation.
+		err = l.markBehind()
+	}
+	if err != nil {
+		l.rec = withReservation(before, l.rec)
+		l.cannotReserve(err)
+		return nil, false
+	}
+	l.ended(&l.outages.reserve, true, "run numbers reserved on disk again", "event", EventSkip, "reason", ReasonState,
+		"state", l.cfg.Store.Where())
+	return nil, true
+}
+
+// errNumbersUsedUp is the error of a run whose number would pass MaxCount.
+var errNumbersUsedUp = fmt.Errorf("runs reached %d, the most a record holds: EVERY_RUN would repeat", state.MaxCount)
+
+// withReservation returns before with the reservation of booked, which
+// a later sync may yet make durable.
+func withReservation(before, booked state.Record) state.Record {
+	before.Reserved, before.Boot = max(before.Reserved, booked.Reserved), booked.Boot
+	return before
+}
+
+// unbook writes back the record as it was before a start that was
+// written but could not be synced: the run does not start.
+func (l *loop) unbook(ctx context.Context, before state.Record) {
+	l.rec = withReservation(before, l.rec)
+	l.save(ctx, l.rec, false)
+}
+
+// cannotReserve logs a slot skipped for want of a run number, summarised
+// while it repeats.
+func (l *loop) cannotReserve(err error) {
+	l.repeated(&l.outages.reserve, "reserve", 1, slog.LevelError, "cannot reserve a run number, skipping the slot",
+		"event", EventSkip, "reason", ReasonState, "state", l.cfg.Store.Where(),
+		"error", fmt.Sprintf("%v (runs %d, numbers reserved on disk up to %d)", err, l.rec.Runs, l.dur.reserved))
 }
 
 // lockFailed logs why the lock could not be taken, and returns it as a skip

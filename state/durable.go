@@ -52,9 +52,20 @@ func (f File) SyncedPath() string {
 	return filepath.Join(filepath.Dir(f.Path), "."+filepath.Base(f.Path)+".synced")
 }
 
-// errReplaced is a record replaced while Sync linked it: the next Sync
-// takes the new one.
+// errReplaced is a record replaced while Sync linked it: Sync takes the
+// new one.
 var errReplaced = errors.New("replaced while being synced")
+
+// ErrReplaced is the error of a Sync whose record was replaced, again and
+// again, while it was being synced: another instance of the job writes it
+// (each of its writes under the lock, while this one's Sync needs none).
+// Nothing failed: the record at the path is that writer's, newer, and
+// its own Sync makes it durable.
+var ErrReplaced = errors.New("state replaced by another writer while being synced")
+
+// syncTries bounds the records a Sync tries, each replaced while it was
+// being synced, before it gives up (ErrReplaced).
+const syncTries = 3
 
 // Sync makes the record at the path durable: its data, then the directory
 // (the rename that put it there), and links it as the synced copy (the
@@ -67,6 +78,21 @@ var errReplaced = errors.New("replaced while being synced")
 // data=writeback, a file renamed into place without it can be empty after
 // a power loss; the synced copy covers the records written since.
 func (f File) Sync() (*Record, error) {
+	for range syncTries - 1 {
+		if r, err := f.syncOnce(); !errors.Is(err, errReplaced) {
+			return r, err
+		}
+	}
+	r, err := f.syncOnce()
+	if errors.Is(err, errReplaced) {
+		return nil, fmt.Errorf("sync state %s: %w", f.Path, ErrReplaced)
+	}
+	return r, err
+}
+
+// syncOnce is one try of Sync, errReplaced (wrapped) if the record was
+// replaced meanwhile.
+func (f File) syncOnce() (*Record, error) {
 	b, st, err := f.read()
 	if err != nil {
 		return nil, fmt.Errorf("sync state %s: %w", f.Path, err)
@@ -142,7 +168,7 @@ func (f File) isSynced(st *unix.Stat_t) bool {
 // left empty or torn: nil if there is none that can be used.
 func (f File) restore() *Record {
 	c := File{Path: f.SyncedPath(), Period: f.Period}
-	b, _, err := c.read()
+	b, st, err := c.read()
 	if err != nil {
 		return nil
 	}
@@ -150,7 +176,7 @@ func (f File) restore() *Record {
 	if err != nil {
 		return nil
 	}
-	r.Durable = true
+	r.Durable, r.Behind = true, f.behind(st)
 	return r
 }
 
@@ -158,4 +184,70 @@ func (f File) restore() *Record {
 // removed by hand is not brought back.
 func (f File) removeSynced() {
 	_ = unix.Unlink(f.SyncedPath())
+}
+
+// behindMode is the mode bit that marks a record behind its writer (see
+// MarkBehind): the owner's execute bit, which no file every writes has,
+// and a umask cannot add.
+const behindMode = unix.S_IXUSR
+
+// MarkBehind marks the record at the path as behind its writer: the
+// writer could not write a run's start (a full disk), and hands out its
+// number all the same, as one that a reservation on disk covers. A Load
+// by any other process then sets the record's Behind: a run number after
+// its runs, up to its reserved, may have been handed out, and the next
+// one must come after them. (This process knows its own numbers: its own
+// Loads of a record it marked itself do not say Behind.) The mark is a bit of the file's mode, which a full disk still
+// lets every change (no data block is written, where a new record needs
+// one); the next write that succeeds puts a new file in place, unmarked,
+// with the runs counted since. It lasts while the file does: a crash of
+// every keeps it, a power loss may not, and after a reboot a record's
+// reservation is skipped anyway (see Record.Boot).
+func (f File) MarkBehind() error {
+	fd, err := regular.Open(f.Path, unix.O_RDONLY, 0)
+	if err != nil {
+		return fmt.Errorf("mark state %s: %w", f.Path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("mark state %s: %w", f.Path, err)
+	}
+	if st.Mode&behindMode != 0 {
+		// Marked already: by this process, or by another writer, whose
+		// numbers this one then goes on after (not made its own).
+		return nil
+	}
+	if err := unix.Fchmod(fd, uint32(st.Mode)&0o7777|behindMode); err != nil {
+		return fmt.Errorf("mark state %s: %w", f.Path, err)
+	}
+	w := writerOf(f.Path)
+	w.mu.Lock()
+	w.marked = idOf(&st)
+	w.mu.Unlock()
+	return nil
+}
+
+// fileID is a file's device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// behind reports whether the file st at the path is marked behind a
+// writer other than this process.
+func (f File) behind(st *unix.Stat_t) bool {
+	if st == nil || st.Mode&behindMode == 0 {
+		return false
+	}
+	v, ok := writers.Load(f.Path)
+	if !ok {
+		return true
+	}
+	w := v.(*writer)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.marked != idOf(st)
+}
+
+// idOf is the fileID of the file st.
+func idOf(st *unix.Stat_t) fileID {
+	return fileID{uint64(st.Dev), uint64(st.Ino)} //nolint:unconvert // not uint64 on every system
 }

@@ -181,3 +181,124 @@ func TestFileLoadRecordOfAnotherBootIsDurable(t *testing.T) {
 		t.Fatalf("a record of another boot is not Durable: %+v", rec)
 	}
 }
+
+// asAnotherProcess makes f's process forget what it wrote and marked at
+// f's path: its next Load is another process's.
+func asAnotherProcess(f File) {
+	_ = f.Close()
+	writers.Delete(f.Path)
+}
+
+// MarkBehind marks the record, and nothing else: a Load and a Read by
+// another process then say Behind (its writer handed out numbers past its
+// runs), the record itself unchanged; the marking process's own do not
+// (it knows its numbers); the next Save puts an unmarked record in place.
+func TestFileMarkBehind(t *testing.T) {
+	f, _ := newFile(t)
+	ctx := context.Background()
+	r := sample()
+	r.Reserved = r.Runs + 6
+	if err := f.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	load := func() *Record {
+		t.Helper()
+		got, err := f.Load(ctx)
+		if err != nil || got == nil {
+			t.Fatalf("Load = %+v, %v", got, err)
+		}
+		return got
+	}
+	if got := load(); got.Behind {
+		t.Fatal("a record just written reads as behind its writer")
+	}
+	before, err := os.ReadFile(f.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // a second mark changes nothing
+		if err := f.MarkBehind(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := load(); got.Behind || got.Runs != r.Runs {
+		t.Fatalf("the marking process's Load after MarkBehind = %+v, want the record, not Behind", got)
+	}
+	asAnotherProcess(f)
+	if got := load(); !got.Behind || got.Runs != r.Runs || got.Reserved != r.Reserved {
+		t.Fatalf("another process's Load after MarkBehind = %+v, want the record, Behind", got)
+	}
+	if got, err := f.Read(time.Now()); err != nil || !got.Behind {
+		t.Fatalf("Read after MarkBehind = %+v, %v; want Behind", got, err)
+	}
+	if after, err := os.ReadFile(f.Path); err != nil || string(after) != string(before) {
+		t.Fatalf("MarkBehind changed the record:\n%s\nwas\n%s (%v)", after, before, err)
+	}
+	if fi, err := os.Stat(f.Path); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("marked record's mode %v (%v), want 0700", fi.Mode(), err)
+	}
+	if _, err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := load(); !got.Behind || !got.Durable {
+		t.Fatalf("Load after a Sync of a marked record = %+v, want Behind and Durable", got)
+	}
+	if err := f.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if got := load(); got.Behind {
+		t.Fatal("a record written after the mark still reads as behind")
+	}
+}
+
+// A record replaced while Sync syncs it (another instance wrote it, under
+// the lock, while this one's Sync needs none) is no error: Sync syncs the
+// new one. Only a record replaced at each try is ErrReplaced.
+func TestFileSyncOfARecordReplacedMeanwhile(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		replaces int
+		err      error
+	}{
+		{"once", 1, nil},
+		{"twice", 2, nil},
+		{"at each try", 100, ErrReplaced},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _ := newFile(t)
+			other := File{Path: f.Path}
+			ctx := context.Background()
+			r := sample()
+			if err := f.Save(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			was := fsync
+			t.Cleanup(func() { fsync = was })
+			replaced := 0
+			fsync = func(fd int) error {
+				var st unix.Stat_t
+				if err := unix.Fstat(fd, &st); err != nil {
+					return err
+				}
+				if st.Mode&unix.S_IFMT == unix.S_IFREG && replaced < tt.replaces {
+					// Another writer's record, put in place in the middle
+					// of the sync.
+					replaced++
+					n := *r
+					n.Runs += replaced
+					if err := other.Save(ctx, &n); err != nil {
+						t.Error(err)
+					}
+				}
+				return was(fd)
+			}
+			got, err := f.Sync()
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("Sync = %+v, %v; want error %v", got, err, tt.err)
+			}
+			if tt.err == nil && got.Runs != r.Runs+replaced {
+				t.Fatalf("Sync synced runs %d, want the newest record's %d", got.Runs, r.Runs+replaced)
+			}
+		})
+	}
+}

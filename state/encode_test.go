@@ -202,6 +202,7 @@ var encodedFields = []struct{ name, typ, tag string }{
 	{"Reserved", "int", `json:"reserved,omitempty"`},
 	{"Boot", "string", `json:"boot,omitempty"`},
 	{"Durable", "bool", `json:"-"`},
+	{"Behind", "bool", `json:"-"`},
 }
 
 // TestEncodeKnowsEveryField walks Record's fields: each is one encode.go

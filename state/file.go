@@ -134,13 +134,16 @@ func (f File) read() ([]byte, *unix.Stat_t, error) {
 //
 // A record that a power loss left empty or torn reads as its synced copy.
 func (f File) Read(now time.Time) (*Record, error) {
-	b, _, err := f.read()
+	b, st, err := f.read()
 	if err != nil && !errors.Is(err, errTooLarge) {
 		return nil, err
 	}
 	var r *Record
 	if err == nil {
 		r, err = Decode(b)
+	}
+	if err == nil {
+		r.Behind = f.behind(st)
 	}
 	if err == nil {
 		err = r.Sane(now, f.Period)
@@ -187,7 +190,7 @@ func (f File) Load(context.Context) (*Record, error) {
 	if err != nil {
 		return f.restored(fi, err)
 	}
-	r.Durable = f.durable(r, fi)
+	r.Durable, r.Behind = f.durable(r, fi), f.behind(fi)
 	return r, nil
 }
 

@@ -55,7 +55,7 @@ func (f File) known() *Record {
 	if r.Sane(time.Now(), f.Period) != nil {
 		return nil // read, and set aside, as any record that is not
 	}
-	r.Durable = f.durable(&r, &st)
+	r.Durable, r.Behind = f.durable(&r, &st), f.behind(&st)
 	return &r
 }
 

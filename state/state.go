@@ -55,6 +55,11 @@ type Record struct {
 	// Durable is set by a File's Load on a record that is on disk: the one
 	// last synced, or one read after a reboot. It is never written.
 	Durable bool `json:"-"`
+	// Behind is set by a File's Load on a record whose writer went on
+	// without it (see File.MarkBehind): it handed out run numbers after
+	// its runs, up to its reserved, that it could not write. It is never
+	// written.
+	Behind bool `json:"-"`
 }
 
 // Store keeps one job's Record.
@@ -119,18 +124,21 @@ const (
 	// record is a few hundred bytes.
 	MaxSize = 1 << 20
 	// MaxCount is the largest counter trusted, and the largest every writes:
-	// 2^53-1, the largest integer that a JSON reader holding numbers as
-	// float64 keeps exactly. every's counts stop there (AddCount) rather
-	// than write a record it would refuse to read back.
-	MaxCount = 1<<53 - 1
+	// 2^52-1, half of what a JSON reader holding numbers as float64 keeps
+	// exactly (2^53). A record near 2^53 is corrupt, never counted on: the
+	// sums made of its counters (runs and a reservation block, at most
+	// 2^21) stay exact, and every's counts stop at MaxCount (AddCount)
+	// rather than write a record it would refuse to read back. (At a run
+	// a millisecond, runs reach it in 142,000 years; only a record written
+	// by hand starts near it.) A run whose number would pass it is not
+	// run: EVERY_RUN never repeats the last one.
+	MaxCount = 1<<52 - 1
 	// maxPID is Linux's PID_MAX_LIMIT.
 	maxPID = 1 << 22
 )
 
 // AddCount returns the counter n with d more counted, held within [0,
-// MaxCount]: a count that reached MaxCount stays there. (At a run a
-// millisecond, runs reach it in 285,000 years; only a record written by hand
-// starts near it.)
+// MaxCount]: a count that reached MaxCount stays there.
 func AddCount(n, d int) int {
 	switch {
 	case d <= 0:
@@ -226,7 +234,7 @@ func canonical(r *Record) Record {
 	for _, t := range []*time.Time{&c.Anchor, &c.LastSlot, &c.LastRun, &c.LastEnd, &c.LastSuccess} {
 		*t = t.Round(0).UTC()
 	}
-	c.Durable = false
+	c.Durable, c.Behind = false, false
 	return c
 }
 

@@ -373,6 +373,12 @@ func TestSane(t *testing.T) {
 		{"runs at the limit", func(r *Record) { r.Runs = MaxCount }, period, true},
 		{"runs over the limit", func(r *Record) { r.Runs = MaxCount + 1 }, period, false},
 		{"runs at 2^53", func(r *Record) { r.Runs = 1 << 53 }, period, false},
+		// Near 2^53, where JSON numbers stop being exact: corrupt, never
+		// counted on (SPEC 9 [safety]).
+		{"runs at 2^53-1", func(r *Record) { r.Runs = 1<<53 - 1 }, period, false},
+		{"runs near 2^53", func(r *Record) { r.Runs = 9007199254740000 }, period, false},
+		{"reserved near 2^53", func(r *Record) { r.Reserved = 1<<53 - 1<<20 }, period, false},
+		{"skipped near 2^53", func(r *Record) { r.Skipped = 1<<53 - 2 }, period, false},
 		{"failures at 2^53", func(r *Record) { r.Failures = 1 << 53 }, period, false},
 		{"runs at the largest int", func(r *Record) { r.Runs = math.MaxInt }, period, false},
 		{"negative runs", func(r *Record) { r.Runs = -9 }, period, false},
@@ -753,6 +759,9 @@ func TestAddCount(t *testing.T) {
 	// What it counts up to is what Decode reads back.
 	r := sample()
 	r.Runs, r.Failures, r.Skipped = AddCount(MaxCount, 1), AddCount(MaxCount, 1), AddCount(MaxCount, 7)
+	// A reservation block on top of a count at the limit, the largest
+	// block there is (see runner's block), too.
+	r.Reserved = AddCount(r.Runs, 1<<20+2)
 	b, err := Encode(r)
 	if err != nil {
 		t.Fatal(err)

@@ -175,6 +175,9 @@ type writer struct {
 	noExchange bool
 	// last is the file this writer put at the path last (see known).
 	last *placed
+	// marked is the file at the path this process marked behind it (see
+	// MarkBehind): its own numbers, which it knows.
+	marked fileID
 }
 
 // writers are the writers of this process, by path.

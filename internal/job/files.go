@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/everycli/every/internal/fleet"
@@ -38,7 +39,7 @@ func jobFiles(st Settings, cfg *runner.Config, commandPath string) (runner.Obser
 		} else if errors.Is(err, state.ErrNotRegular) {
 			return nil, fmt.Errorf("cannot write state file %q: %w; remove it, or choose --state or --no-state", statePath, ui.UnwrapPath(err))
 		} else if err != nil {
-			return nil, fmt.Errorf("cannot write state file %q: %w; fix the directory's permissions, or choose --state-dir, --state or --no-state", statePath, ui.UnwrapPath(err))
+			return nil, fmt.Errorf("cannot write state file %q: %w; %s, or choose --state-dir, --state or --no-state", statePath, ui.UnwrapPath(err), dirFix(err))
 		}
 		cfg.Store = sf
 	}
@@ -46,7 +47,7 @@ func jobFiles(st Settings, cfg *runner.Config, commandPath string) (runner.Obser
 		if err := lock.Check(lockPath); errors.Is(err, lock.ErrNotRegular) {
 			return nil, fmt.Errorf("cannot create lock file %q: %w; remove it, or choose --lock or --no-lock", lockPath, ui.UnwrapPath(err))
 		} else if err != nil {
-			return nil, fmt.Errorf("cannot create lock file %q: %w; fix the directory's permissions, or choose --state-dir, --lock or --no-lock", lockPath, ui.UnwrapPath(err))
+			return nil, fmt.Errorf("cannot create lock file %q: %w; %s, or choose --state-dir, --lock or --no-lock", lockPath, ui.UnwrapPath(err), dirFix(err))
 		}
 		cfg.Lock = &lock.File{Path: lockPath}
 	}
@@ -127,4 +128,17 @@ func fleetStore(st Settings, cfg *runner.Config) error {
 	// record comes with the lock, and the run's writes are fenced by it.
 	cfg.Lock, cfg.Store = f.Job(cfg.Name, cfg.Host, ttl, cfg.Schedule.Period(time.Now()), !st.NoLock, !st.NoState)
 	return nil
+}
+
+// dirFix is what to do about a directory every cannot write in: a
+// read-only filesystem is remounted (its permissions are not the cause),
+// a full one freed, anything else is a matter of permissions.
+func dirFix(err error) string {
+	switch {
+	case errors.Is(err, syscall.EROFS):
+		return "the filesystem is read-only: remount it read-write"
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+		return "the filesystem is full: free some space"
+	}
+	return "fix the directory's permissions"
 }
