@@ -47,6 +47,7 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 		// etcd fleets (etcd.go).
 		"etcd":          etcdCmd,
 		"etcdpartition": etcdPartition,
+		"etcdtakeaway":  etcdTakeAway, // takeaway.go
 		// Stress (stress.go).
 		"checkslots": checkSlots,
 		"torture":    torture,
