@@ -291,6 +291,13 @@ func (l *etcdLease) Lost() <-chan struct{}     { return l.lost }
 func (l *etcdLease) Expiring() <-chan struct{} { return l.expiring }
 func (l *etcdLease) Token() int64              { return l.token }
 
+// RunFloor is this host's clock in microseconds since 1970 (or the fencing
+// token, should that be more): above every run number handed out before
+// the cluster lost its data, as long as the hosts' clocks agree to within
+// the time between two losses. The token alone is no floor: an etcd
+// restored from a snapshot goes back to its revisions.
+func (l *etcdLease) RunFloor() int { return int(max(l.token, time.Now().UnixMicro())) }
+
 // Unlock stops the keep-alives and revokes the lease, which deletes the key
 // with it (never another holder's key: that one is attached to its own
 // lease). It is bounded by the TTL, after which the lease is gone anyway.
