@@ -35,8 +35,10 @@ func EtcdTTL(d time.Duration) time.Duration {
 // keep-alive the cluster confirmed, was sent: the cluster restarted the
 // lease's clock after that. It is lost at two thirds of the TTL without a
 // confirmed keep-alive, expiring (the command must be killed) a margin
-// before the TTL (see Margin), and both at once when a keep-alive finds the
-// lease gone or the key deleted or replaced while the lease lives.
+// before the TTL (see Margin), and both at once when the key is deleted or
+// replaced, or the lease revoked (which deletes the key): the holder
+// watches its key, and a keep-alive that finds the lease or the key gone
+// says so too, should the watch have missed it.
 //
 // Each keep-alive is one request and one answer (the gateway's stream,
 // read to its end): none can be dropped unread, as the official client's
@@ -144,9 +146,10 @@ func (e *Etcd) revoke(id int64) {
 // Unlock; sent is when the grant was sent.
 func (e *Etcd) lease(id, rev int64, ttl time.Duration, sent time.Time) *etcdLease {
 	l := &etcdLease{e: e, id: id, token: rev, ttl: ttl, lost: make(chan struct{}), expiring: make(chan struct{}), done: make(chan struct{})}
-	l.wg.Add(2)
+	l.wg.Add(3)
 	renewals := make(chan renewal, 1)
 	go l.renew(sent, renewals)
+	go l.watch(renewals)
 	go l.keep(sent, renewals)
 	return l
 }
@@ -191,6 +194,92 @@ func (l *etcdLease) renew(sent time.Time, out chan<- renewal) {
 	})
 }
 
+// watchRetry bounds the wait before a watch that broke (the network, a
+// restart of the member) is opened again; the keep-alives go on checking
+// the key meanwhile.
+const watchRetry = 250 * time.Millisecond
+
+// watch watches the lock key, from the revision after its creation, until
+// Unlock: any change of it (deleted by hand, or with the lease, revoked or
+// expired; or replaced) is a lost lock as soon as the cluster says so, not
+// at the next keep-alive, and the command is killed at once (keepClock).
+// A watch that breaks is opened again from where it was, so that nothing
+// between is missed; one whose revisions were compacted away checks the
+// key first, as a keep-alive does.
+func (l *etcdLease) watch(out chan<- renewal) {
+	defer l.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-l.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	key, from := []byte(l.e.Key), l.token+1
+	retry := watchRetry
+	for {
+		held, next, err := l.watchFrom(ctx, key, from)
+		if !held {
+			select {
+			case out <- renewal{sent: time.Now(), held: false}:
+			case <-l.done:
+			}
+			return
+		}
+		wait := retry
+		if err == nil {
+			from, retry = next, watchRetry
+		} else {
+			// A cluster that keeps refusing is not asked four times a
+			// second for the length of a run.
+			retry = min(retry*2, max(l.ttl/3, watchRetry))
+		}
+		select {
+		case <-l.done:
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// watchFrom watches the key from revision from until its stream ends: held
+// false when the key changed (or is gone) since its creation. A stream
+// that ends otherwise returns the revision to watch from next, or an error
+// when it could not tell.
+func (l *etcdLease) watchFrom(ctx context.Context, key []byte, from int64) (held bool, next int64, err error) {
+	w, err := l.e.Client.Watch(ctx, key, from)
+	if err != nil {
+		return true, from, err
+	}
+	defer w.Close()
+	for {
+		r, err := w.Next()
+		switch {
+		case err != nil:
+			return true, from, err
+		case len(r.Events) > 0:
+			// The key was not touched since its creation but by this: it
+			// is gone, or another's.
+			return false, 0, nil
+		case r.Canceled:
+			// Compacted past from, or refused: the key as it is now says
+			// whether it is still this lease's, and from when to go on.
+			rctx, cancel := context.WithTimeout(ctx, l.ttl/3)
+			kr, err := l.e.Client.Range(rctx, key, nil, 1)
+			cancel()
+			if err != nil {
+				return true, from, err
+			}
+			if len(kr.KVs) != 1 || kr.KVs[0].CreateRevision != l.token || kr.KVs[0].ModRevision != l.token || kr.KVs[0].Lease != l.id {
+				return false, 0, nil
+			}
+			return true, kr.Header.Revision + 1, nil
+		}
+	}
+}
+
 // keep watches the lease's clock (see keepClock) with the TTL the cluster
 // granted.
 func (l *etcdLease) keep(confirmed time.Time, renewals <-chan renewal) {
@@ -201,6 +290,13 @@ func (l *etcdLease) keep(confirmed time.Time, renewals <-chan renewal) {
 func (l *etcdLease) Lost() <-chan struct{}     { return l.lost }
 func (l *etcdLease) Expiring() <-chan struct{} { return l.expiring }
 func (l *etcdLease) Token() int64              { return l.token }
+
+// RunFloor is this host's clock in microseconds since 1970 (or the fencing
+// token, should that be more): above every run number handed out before
+// the cluster lost its data, as long as the hosts' clocks agree to within
+// the time between two losses. The token alone is no floor: an etcd
+// restored from a snapshot goes back to its revisions.
+func (l *etcdLease) RunFloor() int { return int(max(l.token, time.Now().UnixMicro())) }
 
 // Unlock stops the keep-alives and revokes the lease, which deletes the key
 // with it (never another holder's key: that one is attached to its own

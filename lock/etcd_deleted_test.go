@@ -15,15 +15,21 @@ import (
 )
 
 // A lock key deleted just after the holder checked it (the worst moment) is
-// noticed at the next keep-alive: within a third of the TTL, plus the round
-// trips, not at the next-but-one or when the lease's clock runs out.
+// noticed at the next keep-alive, should the watch of the key miss it (here
+// the watch is refused): within a third of the TTL, plus the round trips,
+// not at the next-but-one or when the lease's clock runs out.
 func TestEtcdDeletedKeyNoticedWithinKeepAlive(t *testing.T) {
 	srv := etcdtest.Start(t)
-	// The holder reaches etcd through a proxy that says when a check of the
-	// key (a range, after a keep-alive) was answered.
+	// The holder reaches etcd through a proxy that refuses watches, and
+	// says when a check of the key (a range, after a keep-alive) was
+	// answered.
 	checked := make(chan struct{}, 16)
 	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: srv.Addr})
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v3/watch" {
+			http.Error(w, "no watch here", http.StatusServiceUnavailable)
+			return
+		}
 		rp.ServeHTTP(w, r)
 		if r.URL.Path == "/v3/kv/range" {
 			select {

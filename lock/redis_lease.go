@@ -59,6 +59,12 @@ func (l *redisLease) Expiring() <-chan struct{} { return l.expiring }
 
 func (l *redisLease) Token() int64 { return l.token }
 
+// RunFloor is the fencing token: above every token handed out before, and
+// so above every run number too (a run takes at least a token, and a
+// microsecond of the server's clock; see acquire), even after Redis lost
+// its data, as long as its clock does not go back.
+func (l *redisLease) RunFloor() int { return int(l.token) }
+
 // Unlock stops the renewals and deletes the key if it still holds ours (never
 // another holder's, even after the lease was lost). The call is bounded by
 // the client's timeouts and by the TTL, after which the key is gone anyway.

@@ -80,14 +80,19 @@ var acquireStart = redis.NewScript(takeLock + `
 
 // fencedSave writes the record (KEYS[1]) unless another holder has taken the
 // lock (KEYS[2]) since the lease of value ARGV[2] and token ARGV[3]: the key
-// holds another value, or the fencing counter (KEYS[3]) is past the token.
-// With ARGV[4] = "1" it also releases the key if it is still ours. 0:
-// refused; 1: written; 2: written, and the key is no longer ours (released,
-// or gone already).
+// holds another value, or the fencing counter (KEYS[3]) is past the token;
+// or unless Redis lost its data since the lease was taken: the counter,
+// which every acquisition sets, is gone. A write held up in the network
+// until after a FLUSHALL or a restart would otherwise bring back a record
+// older than the runs handed out meanwhile, which no instance could tell
+// from the last one (the next holder finds the record gone instead, and
+// goes on from the floor). With ARGV[4] = "1" it also releases the key if
+// it is still ours. 0: refused; 1: written; 2: written, and the key is no
+// longer ours (released, or gone already).
 var fencedSave = redis.NewScript(`
 local v = redis.call('GET', KEYS[2])
-local f = tonumber(redis.call('GET', KEYS[3]) or '0')
-if (v and v ~= ARGV[2]) or f > tonumber(ARGV[3]) then
+local f = redis.call('GET', KEYS[3])
+if (v and v ~= ARGV[2]) or not f or tonumber(f) > tonumber(ARGV[3]) then
   return 0
 end
 redis.call('SET', KEYS[1], ARGV[1])

@@ -80,6 +80,11 @@ type loop struct {
 	// one-shot's run at once for a slot that has passed.
 	first time.Time
 	dur   durability
+
+	// sawHolder says the lock was once found busy: another instance ran
+	// the job, and wrote its record, so that a record found gone later
+	// was lost (see afterLoss).
+	sawHolder bool
 }
 
 // startLoadBound is how long the start-up read of the record may take.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/everycli/every/lock"
 	"github.com/everycli/every/state"
 )
 
@@ -21,7 +22,11 @@ type peeker interface {
 // the grid of another instance, a slot already run, a run cut short. It
 // returns the slot to run, or skip when this slot is not to be run: already
 // run, or the record cannot be read (it is then never replaced by a fresh one).
-func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now time.Time, out *outcome) (time.Time, bool) {
+//
+// A record gone, or behind what this instance saw, under a fleet lease, is
+// a store that lost its data: the run count goes on above the lease's
+// floor (see afterLoss).
+func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now time.Time, lease lock.Lease, out *outcome) (time.Time, bool) {
 	rec, stop, err := l.load(ctx)
 	switch {
 	case stop != nil:
@@ -37,9 +42,13 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 	}
 	l.ended(&l.outages.stateRead, true, "state readable again", "event", EventSkip, "reason", ReasonState)
 	if rec == nil {
+		l.afterLoss(nil, lease)
 		return slot, false
 	}
 	own := l.unsaved && (rec.Runs < l.rec.Runs || l.ownStart(rec)) || l.ownStale(rec)
+	if !own {
+		rec = l.afterLoss(rec, lease)
+	}
 	if own {
 		// This instance's own record is newer: the write that would have
 		// stored it failed, or it was moved with a step of the wall clock

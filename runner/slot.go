@@ -71,7 +71,7 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 		now = l.now()
 		if l.cfg.Store != nil {
 			var skip bool
-			if slot, skip = l.reconcile(ctx, slot, manual, now, &out); skip {
+			if slot, skip = l.reconcile(ctx, slot, manual, now, lease, &out); skip {
 				return out
 			}
 		}
@@ -325,6 +325,7 @@ func (l *loop) lockFailed(err error) (reason string) {
 	var busy *lock.BusyError
 	switch {
 	case errors.As(err, &busy):
+		l.sawHolder = true
 		h := busy.Holder
 		if p, ok := l.cfg.Store.(peeker); ok && h == (lock.Holder{}) {
 			// A file lock names no holder; the holder's record does.

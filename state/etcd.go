@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/everycli/every/internal/etcd"
@@ -64,12 +65,25 @@ func (e Etcd) Parse(ctx context.Context, b []byte) (*Record, error) {
 	return nil, &CorruptError{Where: e.Where(), MovedTo: moved, Err: err}
 }
 
-// setAside moves the value b to a key of those set aside at now, never over
-// one (created only if absent), and only if the record still holds b.
+// setAside moves the value b to a key of those set aside at now, as File
+// and Redis do: after any of that second already there, never over one
+// (created only if absent), and only if the record still holds b; then it
+// deletes the keys set aside but the keptAside newest.
 func (e Etcd) setAside(ctx context.Context, b []byte, now time.Time) (string, error) {
-	base := e.Key + ".corrupt-" + strconv.FormatInt(now.Unix(), 10)
+	prefix := e.Key + ".corrupt-"
+	// A range refused or cut short costs the pruning only: the names are
+	// still never reused, by the create-if-absent.
+	found, listErr := e.aside(ctx, prefix)
+	sec := now.Unix()
+	n := 1
+	for _, a := range found {
+		if a.sec == sec {
+			n = max(n, a.n+1)
+		}
+	}
+	base := prefix + strconv.FormatInt(sec, 10)
 	key := []byte(e.Key)
-	for n := 1; n <= maxAsideTries; n++ {
+	for tries := 0; ; tries++ {
 		moved := base
 		if n > 1 {
 			moved += "-" + strconv.Itoa(n)
@@ -84,14 +98,47 @@ func (e Etcd) setAside(ctx context.Context, b []byte, now time.Time) (string, er
 		res, err := e.Client.Txn(ctx,
 			[]etcd.Cmp{etcd.CreateIs([]byte(moved), 0), etcd.ModIs(key, cur.KVs[0].ModRevision)},
 			[]etcd.Op{etcd.Put([]byte(moved), b, 0), etcd.Delete(key)}, nil)
-		if err != nil {
+		switch {
+		case err != nil:
 			return "", err
-		}
-		if res.Succeeded {
+		case res.Succeeded && listErr != nil:
 			return moved, nil
+		case res.Succeeded:
+			found = append(found, asideFile{moved, sec, n})
+			sortAside(found)
+			for _, a := range found[min(keptAside, len(found)):] {
+				_ = e.Client.Delete(ctx, []byte(a.name))
+			}
+			return moved, nil
+		case tries >= maxAsideTries:
+			return "", fmt.Errorf("no free name from %s on", moved)
 		}
+		n++
 	}
-	return "", fmt.Errorf("no free name from %s on", base)
+}
+
+// aside lists the keys set aside (named prefix and an order, see
+// asideOrder), newest first, a page of names at a time (their values, up
+// to a MiB each, are not read). It runs only when a record is set aside.
+func (e Etcd) aside(ctx context.Context, prefix string) ([]asideFile, error) {
+	var found []asideFile
+	from, end := []byte(prefix), etcd.PrefixEnd([]byte(prefix))
+	for {
+		r, err := e.Client.Keys(ctx, from, end, 100)
+		if err != nil {
+			return found, err
+		}
+		for _, kv := range r.KVs {
+			if sec, n, ok := asideOrder(strings.TrimPrefix(string(kv.Key), prefix)); ok {
+				found = append(found, asideFile{string(kv.Key), sec, n})
+			}
+		}
+		if !r.More || len(r.KVs) == 0 {
+			sortAside(found)
+			return found, nil
+		}
+		from = append(bytes.Clone(r.KVs[len(r.KVs)-1].Key), 0)
+	}
 }
 
 // Save writes the record; a put replaces the value whole.

@@ -111,6 +111,20 @@ func (c *Client) Range(ctx context.Context, key, end []byte, limit int) (*RangeR
 	return &res, nil
 }
 
+// Keys reads the keys from key to end (exclusive), at most limit of them
+// (0: all), without their values.
+func (c *Client) Keys(ctx context.Context, key, end []byte, limit int) (*RangeResponse, error) {
+	req := map[string]any{"key": key, "range_end": end, "keys_only": true}
+	if limit > 0 {
+		req["limit"] = strconv.Itoa(limit)
+	}
+	var res RangeResponse
+	if err := c.Call(ctx, "/v3/kv/range", req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
 // Put puts value at key.
 func (c *Client) Put(ctx context.Context, key, value []byte) error {
 	var res struct{}

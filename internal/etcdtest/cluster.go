@@ -35,8 +35,19 @@ func StartCluster(t TB, n int) *Cluster {
 	path := Path(t)
 	c := &Cluster{t: t}
 	var initial []string
+	// FreeAddr closes its listener: two calls may find the same port free,
+	// which etcd refuses ("duplicate url"). Each port is taken once.
+	taken := map[string]bool{}
+	free := func() string {
+		for {
+			if a := FreeAddr(t); !taken[a] {
+				taken[a] = true
+				return a
+			}
+		}
+	}
 	for i := range n {
-		m := &Member{Name: fmt.Sprintf("m%d", i), Addr: FreeAddr(t), peer: FreeAddr(t), dir: t.TempDir()}
+		m := &Member{Name: fmt.Sprintf("m%d", i), Addr: free(), peer: free(), dir: t.TempDir()}
 		c.Members = append(c.Members, m)
 		initial = append(initial, m.Name+"=http://"+m.peer)
 	}

@@ -107,6 +107,9 @@ func TestEtcdFleetRoundTrips(t *testing.T) {
 	three := etcdTripChild(t, srv.Addr, "loop", 3)
 	t.Logf("one-shot: %d requests %v", len(one), one)
 	t.Logf("loop of 3: %d requests %v", len(three), three)
+	// Each run also watches its lock key, one stream for the length of the
+	// run, opened beside its other requests, in no fixed order with them.
+	one, three = withoutWatches(t, one), withoutWatches(t, three)
 	// Pinned: the start-up check (the version, a range of the prefix), the
 	// record read at start (outside the lock), then each run: the grant,
 	// the lock with the record (one transaction), the start, the end, the
@@ -120,4 +123,31 @@ func TestEtcdFleetRoundTrips(t *testing.T) {
 	if !slices.Equal(three, want) {
 		t.Errorf("loop of 3 made %d requests\n%v\nwant %d\n%v", len(three), three, len(want), want)
 	}
+}
+
+// withoutWatches returns the requests but the watches, after checking that
+// each run (from a grant to its revoke) opened exactly one, after its lock.
+func withoutWatches(t *testing.T, paths []string) []string {
+	t.Helper()
+	var rest []string
+	inRun, watches := false, 0
+	for _, p := range paths {
+		switch p {
+		case "/v3/watch":
+			watches++
+			if !inRun || rest[len(rest)-1] == "/v3/lease/grant" {
+				t.Errorf("a watch outside a run's lock: %v", paths)
+			}
+			continue
+		case "/v3/lease/grant":
+			inRun, watches = true, 0
+		case "/v3/lease/revoke":
+			if watches != 1 {
+				t.Errorf("a run watched its key %d times, want once: %v", watches, paths)
+			}
+			inRun = false
+		}
+		rest = append(rest, p)
+	}
+	return rest
 }

@@ -38,15 +38,18 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 		"runsincrease": runsIncrease,
 		"within":       within,
 		// Redis and fleets (redis.go, partition.go, storedown.go).
-		"redis":      redisCmd,
-		"checkfence": checkFence,
-		"partition":  partition,
-		"blackhole":  blackhole,
-		"refused":    refused,
-		"storedown":  storedown,
+		"redis":        redisCmd,
+		"checkfence":   checkFence,
+		"runsnorepeat": runsNoRepeat,
+		"redisproxy":   redisProxy,
+		"partition":    partition,
+		"blackhole":    blackhole,
+		"refused":      refused,
+		"storedown":    storedown,
 		// etcd fleets (etcd.go).
 		"etcd":          etcdCmd,
 		"etcdpartition": etcdPartition,
+		"etcdtakeaway":  etcdTakeAway, // takeaway.go
 		// Stress (stress.go).
 		"checkslots": checkSlots,
 		"torture":    torture,

@@ -37,12 +37,13 @@ func etcdCondition() (bool, error) {
 }
 
 // etcd start [-auth PASSWORD] | stop | restart | get KEY | del KEY |
-// revoke KEY: a real single-node etcd for the script; start sets $ETCD
+// revoke KEY | wipe PREFIX: a real single-node etcd for the script; start sets $ETCD
 // (host:port of its client port) and $ETCD_PEER (its peer port, which
 // speaks HTTP but is no etcd gateway), and with -auth makes the user root
 // with PASSWORD and turns authentication on. get writes KEY's value to
 // stdout ("(nil)" for none); del deletes KEY; revoke revokes the lease KEY
-// is attached to. None takes "!".
+// is attached to; wipe deletes every key under PREFIX at once. None takes
+// "!".
 func etcdCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: etcd start|stop|restart|get|del|revoke ...")
@@ -78,6 +79,15 @@ func etcdCmd(ts *testscript.TestScript, neg bool, args []string) {
 		srv.Stop()
 	case "restart":
 		srv.Restart()
+	case "wipe":
+		// All the keys under a prefix at once, as a restore of a snapshot
+		// from before they were written loses them.
+		if len(args) != 2 {
+			ts.Fatalf("usage: etcd wipe PREFIX")
+		}
+		var res struct{}
+		prefix := []byte(args[1])
+		ts.Check(client().Call(ctx, "/v3/kv/deleterange", map[string]any{"key": prefix, "range_end": etcd.PrefixEnd(prefix)}, &res))
 	case "get", "del", "revoke":
 		if len(args) != 2 {
 			ts.Fatalf("usage: etcd %s KEY", args[0])

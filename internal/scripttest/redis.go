@@ -146,3 +146,80 @@ func checkFence(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Logf("%d fencing tokens, strictly increasing, %s to %d", len(lines), lines[0], prev)
 }
+
+// runsnorepeat FILE [JUMPS]: the EVERY_RUN numbers in FILE, as job -append
+// writes them in run order, never repeat and never go back: each is above
+// the one before (they may jump: at least JUMPS times, if given). The jumps
+// are logged.
+func runsNoRepeat(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "runsnorepeat")
+	if len(args) != 1 && len(args) != 2 {
+		ts.Fatalf("usage: runsnorepeat FILE [JUMPS]")
+	}
+	lines := strings.Split(strings.TrimSpace(ts.ReadFile(args[0])), "\n")
+	prev := 0
+	var jumps []string
+	for i, line := range lines {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			ts.Fatalf("line %d of %s is %q, not a run", i+1, args[0], line)
+		}
+		n, err := strconv.Atoi(f[1])
+		ts.Check(err)
+		switch {
+		case n <= prev:
+			ts.Fatalf("line %d of %s: run %d after run %d: EVERY_RUN went back or repeated\n%s", i+1, args[0], n, prev, strings.Join(lines, "\n"))
+		case n > prev+1 && prev > 0:
+			jumps = append(jumps, fmt.Sprintf("%d to %d", prev, n))
+		}
+		prev = n
+	}
+	ts.Logf("%d runs, numbers never repeated nor back, from %s to %d; jumps: %s", len(lines), strings.Fields(lines[0])[1], prev, strings.Join(jumps, ", "))
+	if len(args) == 2 {
+		want, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		if len(jumps) < want {
+			ts.Fatalf("%d jumps in the numbers, want at least %d", len(jumps), want)
+		}
+	}
+}
+
+// redisproxies are the scripts' proxies to their redis-server, by script.
+var redisProxies = map[*testscript.TestScript]*redistest.Proxy{}
+
+// redisproxy start | freeze | thaw: a TCP proxy to the script's
+// redis-server; start sets $RPROXY (host:port). freeze stops it forwarding
+// (the connections stay open, silent, as in a partition); thaw lets them
+// through again.
+func redisProxy(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "redisproxy")
+	if len(args) != 1 {
+		ts.Fatalf("usage: redisproxy start|freeze|thaw")
+	}
+	serversMu.Lock()
+	srv, p := servers[ts], redisProxies[ts]
+	serversMu.Unlock()
+	switch {
+	case args[0] == "start" && srv == nil:
+		ts.Fatalf("redisproxy start: no redis started")
+	case args[0] == "start":
+		p = redistest.NewProxy(scriptTB{ts}, srv.Addr)
+		serversMu.Lock()
+		redisProxies[ts] = p
+		serversMu.Unlock()
+		ts.Defer(func() {
+			serversMu.Lock()
+			delete(redisProxies, ts)
+			serversMu.Unlock()
+		})
+		ts.Setenv("RPROXY", p.Addr)
+	case p == nil:
+		ts.Fatalf("redisproxy %s: no proxy started", args[0])
+	case args[0] == "freeze":
+		p.Freeze()
+	case args[0] == "thaw":
+		p.Thaw()
+	default:
+		ts.Fatalf("unknown redisproxy command %q", args[0])
+	}
+}
