@@ -73,7 +73,7 @@ func judge(j jobStatus, ss Settings, now time.Time) (health, []string) {
 		to(warning, olderThan(age(j, now), ss.WarnAge))
 	}
 	if ss.Nagios && j.LastResult != "" && j.LastResult != string(runner.Success) {
-		to(critical, fmt.Sprintf("last run %s (%d)", shown(j.LastResult), j.LastExitCode))
+		to(critical, "last run "+resultText(j))
 	}
 	if !j.Active && !ss.AllowInactive {
 		to(critical, "no every running for it")

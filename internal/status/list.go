@@ -17,6 +17,7 @@ import (
 	"github.com/everycli/every/internal/job"
 	"github.com/everycli/every/internal/pid"
 	"github.com/everycli/every/internal/ui"
+	"github.com/everycli/every/runner"
 	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
@@ -220,7 +221,6 @@ func describeJob(rec *state.Record, host string, now time.Time, active bool) job
 		Name:                rec.Name,
 		Schedule:            rec.Schedule,
 		LastResult:          rec.LastResult,
-		LastExitCode:        rec.LastExitCode,
 		ConsecutiveFailures: rec.ConsecutiveFailures,
 		Active:              active,
 	}
@@ -233,9 +233,14 @@ func describeJob(rec *state.Record, host string, now time.Time, active bool) job
 		t := rec.LastSuccess.UTC()
 		j.LastSuccess = &t
 	}
-	if !rec.Running && !rec.LastEnd.IsZero() && !rec.LastEnd.Before(rec.LastRun) {
+	ended := !rec.LastEnd.IsZero() && !rec.LastEnd.Before(rec.LastRun)
+	if !rec.Running && ended {
 		d := rec.LastEnd.Sub(rec.LastRun).Milliseconds()
 		j.DurationMS = &d
+	}
+	if knownExitCode(rec, ended) {
+		c := rec.LastExitCode
+		j.LastExitCode = &c
 	}
 	// Only an every that is alive will run the next slot: a dead one has none.
 	if s, err := schedule.ParseRecorded(rec.Schedule); err == nil && active {
@@ -249,6 +254,14 @@ func describeJob(rec *state.Record, host string, now time.Time, active bool) job
 		j.PID, j.Host = rec.PID, rec.Host
 	}
 	return j
+}
+
+// knownExitCode reports whether a record's last exit code is its last
+// run's: not when that run was cut short (every killed mid-run, found by
+// the next every, which books it interrupted): its end was never written,
+// and the code left in the record is an older run's.
+func knownExitCode(rec *state.Record, ended bool) bool {
+	return rec.LastResult != "" && !(rec.LastResult == string(runner.Interrupted) && !ended)
 }
 
 // describePending is what every status shows of a job that has no state

@@ -21,7 +21,7 @@ type jobStatus struct {
 	LastRun             *time.Time `json:"last_run"`
 	AgeSeconds          *float64   `json:"age_seconds"`
 	LastResult          string     `json:"last_result"`
-	LastExitCode        int        `json:"last_exit_code"`
+	LastExitCode        *int       `json:"last_exit_code"` // null: not known (a run cut short)
 	DurationMS          *int64     `json:"duration_ms"`
 	NextSlot            *time.Time `json:"next_slot,omitempty"`  // only when active
 	FirstSlot           *time.Time `json:"first_slot,omitempty"` // only before the first run

@@ -41,11 +41,17 @@ func lastRunText(j jobStatus, now time.Time) string {
 	return fmt.Sprintf("%s (%s ago)", j.LastRun.Format(time.RFC3339), roughly(now.Sub(*j.LastRun)))
 }
 
+// resultText is a job's last result and its exit code, or the result
+// alone when the code is not known (a run cut short): never a code that
+// is not the run's.
 func resultText(j jobStatus) string {
-	if j.LastResult == "" {
+	switch {
+	case j.LastResult == "":
 		return "-"
+	case j.LastExitCode == nil:
+		return shown(j.LastResult)
 	}
-	return fmt.Sprintf("%s (%d)", shown(j.LastResult), j.LastExitCode)
+	return fmt.Sprintf("%s (%d)", shown(j.LastResult), *j.LastExitCode)
 }
 
 func durationText(j jobStatus) string {
