@@ -2,12 +2,10 @@ package status
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -16,7 +14,6 @@ import (
 	"github.com/everycli/every/internal/fleet"
 	"github.com/everycli/every/internal/job"
 	"github.com/everycli/every/internal/pid"
-	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
@@ -48,12 +45,13 @@ func list(ss Settings, now time.Time) (listing, error) {
 		}
 		active = func(j foundJob) (bool, error) { return fleetActive(f, j.rec.Name) }
 	} else {
-		dir, err := job.StateDir(ss.StateDir)
+		dirs, err := stateDirs(ss.StateDirs)
 		if err != nil {
 			return l, err
 		}
-		l.where = dir
-		found, l.problems = readJobs(dir, ss.Names, now)
+		var read []string
+		found, read, l.problems = readDirs(dirs, ss.Names, now)
+		l.where = strings.Join(read, ", ")
 		active = func(j foundJob) (bool, error) {
 			// The marker beside the file the record came from, whatever the
 			// job's name; and only one of the state's owner.
@@ -63,7 +61,9 @@ func list(ss Settings, now time.Time) (listing, error) {
 	}
 	for _, f := range found {
 		if f.rec == nil {
-			l.jobs = append(l.jobs, describePending(f.key, f.mark))
+			j := describePending(f.key, f.mark)
+			j.StateDir = f.dir
+			l.jobs = append(l.jobs, j)
 			continue
 		}
 		rec := f.rec
@@ -83,7 +83,9 @@ func list(ss Settings, now time.Time) (listing, error) {
 				fmt.Errorf("cannot tell whether job %q is active: %v", rec.Name, err)})
 			continue
 		}
-		l.jobs = append(l.jobs, describeJob(rec, l.host, now, on))
+		j := describeJob(rec, l.host, now, on)
+		j.StateDir = f.dir
+		l.jobs = append(l.jobs, j)
 	}
 	return l, nil
 }
@@ -93,81 +95,11 @@ func list(ss Settings, now time.Time) (listing, error) {
 // state), what its marker says.
 type foundJob struct {
 	key  string        // NAME of NAME.json: what every status NAME looks for
+	dir  string        // the directory of its files
 	rec  *state.Record // nil: no state yet (mark says what there is)
 	path string        // the state file; its marker is beside it
 	uid  uint32        // the state file's owner, the one its marker must have
 	mark job.MarkerInfo
-}
-
-// readJobs reads the jobs of dir, or the named ones only: the records of
-// NAME.json, and the jobs with no state yet whose every holds NAME.json's
-// marker. A directory that cannot be read, a name without a record or a
-// live every, or a record that cannot be read (not a regular file,
-// corrupt) is a problem. Nothing here can block: entries that are not
-// regular files are never opened.
-func readJobs(dir string, names []string, now time.Time) ([]foundJob, []problem) {
-	fi, err := os.Stat(dir)
-	if err == nil && !fi.IsDir() {
-		err = errors.New("not a directory")
-	}
-	if err != nil {
-		return nil, []problem{{err: fmt.Errorf("cannot list jobs in state directory %q: %v; check --state-dir", dir, ui.UnwrapPath(err))}}
-	}
-	// A marker with no state beside it is trusted when it is this user's,
-	// or the directory owner's: in a shared directory, nobody else's.
-	trustPending := func(uid uint32) bool {
-		return uid == uint32(os.Geteuid()) || uid == ownerOf(fi)
-	}
-	var (
-		jobs     []foundJob
-		problems []problem
-	)
-	if len(names) == 0 {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, []problem{{err: fmt.Errorf("cannot list jobs in state directory %q: %v", dir, ui.UnwrapPath(err))}}
-		}
-		states, markers := jobFileNames(entries)
-		for _, name := range markers {
-			// A marker nobody holds is left over: no job to show.
-			on, info, err := job.ProbeActive(filepath.Join(dir, name+".json"+job.MarkerSuffix), trustPending)
-			if err == nil && on {
-				jobs = append(jobs, foundJob{key: name, mark: info})
-			}
-		}
-		names = states
-	}
-	for _, name := range names {
-		path := filepath.Join(dir, name+".json")
-		rec, err := state.File{Path: path}.Read(now)
-		if errors.Is(err, fs.ErrNotExist) {
-			// No state yet: a job whose every is alive has not run.
-			on, info, perr := job.ProbeActive(job.MarkerPath(path), trustPending)
-			switch {
-			case perr != nil:
-				problems = append(problems, problem{name, "cannot tell whether an every runs for it",
-					fmt.Errorf("no state for job %q in %s, and cannot tell whether it is active: %v", name, dir, perr)})
-			case on:
-				jobs = append(jobs, foundJob{key: name, mark: info})
-			default:
-				problems = append(problems, problem{name, "no state",
-					fmt.Errorf("no state for job %q in %s: %v", name, dir, ui.UnwrapPath(err))})
-			}
-			continue
-		}
-		if err != nil {
-			problems = append(problems, problem{name, "state cannot be read",
-				fmt.Errorf("cannot read state of job %q: %v", name, err)})
-			continue
-		}
-		j := foundJob{key: name, rec: rec, path: path, uid: math.MaxUint32}
-		if fi, err := os.Lstat(path); err == nil {
-			j.uid = ownerOf(fi)
-		}
-		jobs = append(jobs, j)
-	}
-	slices.SortStableFunc(jobs, func(a, b foundJob) int { return strings.Compare(a.key, b.key) })
-	return jobs, problems
 }
 
 // ownerOf is the owner of a file; none (an impossible uid) where the

@@ -31,13 +31,15 @@ type jobStatus struct {
 	Running             bool       `json:"running"`
 	PID                 int        `json:"pid,omitempty"`
 	Host                string     `json:"host,omitempty"`
+	StateDir            string     `json:"state_dir,omitempty"` // the directory of its files; none for a fleet's job
 
 	pending bool // no state yet: its every is alive, its first run to come
 }
 
 // Settings is an every status command line, parsed.
 type Settings struct {
-	StateDir, Store string // --state-dir, --store; both empty: the default directory
+	StateDirs       []string // --state-dir, each time given; none, and no --store: the default directory
+	Store           string   // --store
 	JSON            bool
 	Names           []string
 	MaxAge, WarnAge time.Duration // --max-age, --warn-age; 0: not given
@@ -96,8 +98,12 @@ func Run(ss Settings, stdout, stderr io.Writer) int {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSCHEDULE\tLAST RUN\tRESULT\tDURATION\tNEXT\tFAILURES\tACTIVE\tRUNNING")
+	count := map[string]int{}
 	for _, j := range l.jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", shown(j.Name), shown(j.Schedule), lastRunText(j, now),
+		count[j.Name]++
+	}
+	for _, j := range l.jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", nameText(j, count), shown(j.Schedule), lastRunText(j, now),
 			resultText(j), durationText(j), nextText(j, now), j.ConsecutiveFailures, yesNo(j.Active), runningText(j, l.host))
 	}
 	tw.Flush()
@@ -107,7 +113,7 @@ func Run(ss Settings, stdout, stderr io.Writer) int {
 // listing is what every status found: the jobs it could read, and the
 // problems it met on the way, each an error line and exit 1 (or UNKNOWN).
 type listing struct {
-	where    string // the state directory or the Redis server, for messages
+	where    string // the state directories read, or the store, for messages
 	host     string // this host's name
 	jobs     []jobStatus
 	problems []problem

@@ -27,6 +27,18 @@ func short(d time.Duration) string {
 	return s
 }
 
+// nameText is a job's name as the listing shows it: with its directory
+// when another job of the listing has the same name (two state
+// directories, or two units' subdirectories, each with a job of that
+// name), so that each line says which job it is. count is how many jobs
+// of the listing have each name.
+func nameText(j jobStatus, count map[string]int) string {
+	if count[j.Name] > 1 && j.StateDir != "" {
+		return shown(j.Name) + " (in " + escaped(j.StateDir) + ")"
+	}
+	return shown(j.Name)
+}
+
 func yesNo(b bool) string {
 	if b {
 		return "yes"
