@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -26,16 +25,22 @@ func list(ss Settings, now time.Time) (listing, error) {
 	var l listing
 	l.host, _ = os.Hostname()
 	var (
-		found  []foundJob
-		active func(foundJob) (bool, error)
+		found []foundJob
+		// active tells whether an every is alive for a job, and for a
+		// fleet's job, which (none for a local one: its marker tells).
+		active func(foundJob) (bool, []fleet.Alive, error)
 	)
 	if raw := ss.Store; raw != "" {
 		f, err := fleet.Open(raw)
 		if err != nil {
 			return l, err
 		}
+		// One deadline for all the store's answers, retried within it
+		// through a leader election (fleet.go).
+		ctx, cancel := context.WithTimeout(context.Background(), storeWait)
+		defer cancel()
 		l.where = f.Server()
-		records, problems, err := fleetRecords(f, ss.Names)
+		records, problems, err := fleetRecords(ctx, f, ss.Names)
 		l.problems = problems
 		if err != nil {
 			l.problems = append(l.problems, problem{err: fmt.Errorf("cannot list jobs in %s at %s: %v", f.Kind(), f.Server(), err)})
@@ -43,7 +48,7 @@ func list(ss Settings, now time.Time) (listing, error) {
 		for _, rec := range records {
 			found = append(found, foundJob{rec: rec})
 		}
-		active = func(j foundJob) (bool, error) { return fleetActive(f, j.rec.Name) }
+		active = func(j foundJob) (bool, []fleet.Alive, error) { return fleetActive(ctx, f, j.rec.Name) }
 	} else {
 		dirs, err := stateDirs(ss.StateDirs)
 		if err != nil {
@@ -52,11 +57,11 @@ func list(ss Settings, now time.Time) (listing, error) {
 		var read []string
 		found, read, l.problems = readDirs(dirs, ss.Names, now)
 		l.where = strings.Join(read, ", ")
-		active = func(j foundJob) (bool, error) {
+		active = func(j foundJob) (bool, []fleet.Alive, error) {
 			// The marker beside the file the record came from, whatever the
 			// job's name; and only one of the state's owner.
 			on, _, err := job.ProbeActive(job.MarkerPath(j.path), func(uid uint32) bool { return uid == j.uid })
-			return on, err
+			return on, nil, err
 		}
 	}
 	for _, f := range found {
@@ -77,14 +82,14 @@ func list(ss Settings, now time.Time) (listing, error) {
 				fmt.Errorf("state of job %q cannot be used: %v", rec.Name, err)})
 			continue
 		}
-		on, err := active(f)
+		on, alive, err := active(f)
 		if err != nil {
 			l.problems = append(l.problems, problem{rec.Name, "cannot tell whether an every runs for it",
 				fmt.Errorf("cannot tell whether job %q is active: %v", rec.Name, err)})
 			continue
 		}
 		j := describeJob(rec, l.host, now, on)
-		j.StateDir = f.dir
+		j.StateDir, j.Alive = f.dir, alive
 		l.jobs = append(l.jobs, j)
 	}
 	return l, nil
@@ -109,41 +114,6 @@ func ownerOf(fi fs.FileInfo) uint32 {
 		return st.Uid
 	}
 	return math.MaxUint32
-}
-
-// fleetRecords reads the records of a fleet's store, or of the named jobs.
-func fleetRecords(f fleet.Store, names []string) ([]*state.Record, []problem, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	all, err := f.Records(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	slices.SortFunc(all, func(a, b *state.Record) int { return strings.Compare(a.Name, b.Name) })
-	if len(names) == 0 {
-		return all, nil, nil
-	}
-	var (
-		records  []*state.Record
-		problems []problem
-	)
-	for _, name := range names {
-		i := slices.IndexFunc(all, func(r *state.Record) bool { return r.Name == name })
-		if i < 0 {
-			problems = append(problems, problem{name, "no state", fmt.Errorf("no state for job %q in %s at %s", name, f.Kind(), f.Server())})
-			continue
-		}
-		records = append(records, all[i])
-	}
-	return records, problems, nil
-}
-
-// fleetActive reports whether a fleet job's lock is held now
-// (fleet.Store.LockHeld says what that tells).
-func fleetActive(f fleet.Store, name string) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	return f.LockHeld(ctx, name)
 }
 
 // describeJob is what every status shows of a record; active is whether an

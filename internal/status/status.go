@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/everycli/every/internal/fleet"
 	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/runner"
 )
@@ -32,6 +33,9 @@ type jobStatus struct {
 	PID                 int        `json:"pid,omitempty"`
 	Host                string     `json:"host,omitempty"`
 	StateDir            string     `json:"state_dir,omitempty"` // the directory of its files; none for a fleet's job
+	// Alive are the everys of a fleet's job alive on its hosts, as the
+	// store knows them (fleet/presence.go).
+	Alive []fleet.Alive `json:"alive,omitempty"`
 
 	pending bool // no state yet: its every is alive, its first run to come
 }
