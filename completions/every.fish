@@ -109,7 +109,7 @@ complete -c every -n '__every_in run sched' -l log-level -x -a 'debug info warn 
 complete -c every -n '__every_in run sched' -l quiet -s q -d 'log warnings and errors only (--log-level warn)'
 complete -c every -n '__every_in run sched' -l help -s h -d 'show help'
 complete -c every -n '__every_in run sched' -l version -d 'print the version, revision and Go version, and exit'
-complete -c every -n '__every_in status' -l state-dir -x -a '(__fish_complete_directories)' -d 'list the jobs of DIR'
+complete -c every -n '__every_in status' -l state-dir -x -a '(__fish_complete_directories)' -d 'list the jobs of DIR and of its subdirectories (a directory a job, as the systemd unit makes them); give it again to list more'
 complete -c every -n '__every_in status' -l store -x -d 'list the jobs of the fleet\'s store at URL (Redis or etcd), as --store of a run'
 complete -c every -n '__every_in status' -l json -d 'print a JSON array'
 complete -c every -n '__every_in status' -l max-age -x -d 'exit 1 unless each job succeeded within D and has an every alive (a liveness probe)'

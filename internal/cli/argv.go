@@ -25,6 +25,9 @@ type invocation struct {
 	next       bool     // every next
 	completion bool     // every completion
 	names      []string // every status NAME..., every next SCHEDULE, every completion SHELL
+	// stateDirs are every status's --state-dir values, each time given, in
+	// order: urfave/cli keeps only the last.
+	stateDirs []string
 }
 
 // split separates options, the schedule and the command. urfave/cli stops
@@ -129,9 +132,12 @@ func splitSub(sub string, args []string) (invocation, error) {
 			inv.names = append(inv.names, a)
 			continue
 		}
-		tokens, _, err := option(args, i, arity, "every "+sub)
+		tokens, name, err := option(args, i, arity, "every "+sub)
 		if err != nil {
 			return inv, err
+		}
+		if inv.status && name == "state-dir" {
+			inv.stateDirs = append(inv.stateDirs, optionValue(tokens))
 		}
 		inv.opts = append(inv.opts, tokens...)
 		i += len(tokens) - 1
@@ -154,6 +160,16 @@ func option(args []string, i int, arity map[string]bool, cmd string) ([]string, 
 		return nil, name, ui.Usagef("option %s needs a value; see %s --help", a, cmd)
 	}
 	return []string{a, args[i+1]}, name, nil
+}
+
+// optionValue is the value in an option's tokens, as option reads them:
+// "--x=v", or "--x" "v".
+func optionValue(tokens []string) string {
+	if len(tokens) == 2 {
+		return tokens[1]
+	}
+	_, v, _ := strings.Cut(tokens[0], "=")
+	return v
 }
 
 // isOption reports whether an argument is an option: a dash and a name. A

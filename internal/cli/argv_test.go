@@ -149,12 +149,17 @@ func TestSplit(t *testing.T) {
 		{
 			name: "status: options anywhere among the names",
 			args: []string{"status", "a", "--json", "b", "--state-dir", "d"},
-			want: invocation{status: true, opts: []string{"--json", "--state-dir", "d"}, names: []string{"a", "b"}},
+			want: invocation{status: true, opts: []string{"--json", "--state-dir", "d"}, names: []string{"a", "b"}, stateDirs: []string{"d"}},
+		},
+		{
+			name: "status: --state-dir each time given, both spellings",
+			args: []string{"status", "--state-dir", "a", "x", "--state-dir=b", "--state-dir", "a"},
+			want: invocation{status: true, opts: []string{"--state-dir", "a", "--state-dir=b", "--state-dir", "a"}, names: []string{"x"}, stateDirs: []string{"a", "b", "a"}},
 		},
 		{
 			name: "status: options before it too",
 			args: []string{"--state-dir", "d", "status", "a"},
-			want: invocation{status: true, opts: []string{"--state-dir", "d"}, names: []string{"a"}},
+			want: invocation{status: true, opts: []string{"--state-dir", "d"}, names: []string{"a"}, stateDirs: []string{"d"}},
 		},
 		{name: "status: a run option", args: []string{"status", "--retries", "1"}, wantErr: "unknown option --retries; see every status --help"},
 		{name: "unknown option", args: []string{"1s", "--retry", "3", "--", "true"}, wantErr: "unknown option --retry"},

@@ -26,7 +26,7 @@ import (
 const usageText = synopsis + "\n\n" + description + "\n\nExamples:\n" + examples
 
 const synopsis = `every [OPTIONS] SCHEDULE [OPTIONS] [--] COMMAND [ARG...]
-every status [--state-dir DIR | --store URL] [--json] [NAME...]
+every status [--state-dir DIR... | --store URL] [--json] [NAME...]
 every status --max-age D [--allow-inactive] [--nagios [--warn-age D]] [NAME...]
 every next SCHEDULE [--align] [--tz ZONE] [-n N] [--from TIME]
 every completion bash|zsh|fish`
@@ -80,11 +80,11 @@ func Parse(args []string, stdout, stderr io.Writer) (Request, error) {
 		return req, app.Run(append(append([]string{"every next"}, inv.opts...), "--"))
 	}
 	if inv.status {
-		app := newApp("every status", "list the jobs of a state directory or a fleet's Redis",
-			"every status [--state-dir DIR | --store URL] [--json | --max-age D [--allow-inactive] [--nagios [--warn-age D]]] [NAME...]", statusFlags, stdout, stderr,
+		app := newApp("every status", "list the jobs of state directories or of a fleet's store",
+			"every status [--state-dir DIR... | --store URL] [--json | --max-age D [--allow-inactive] [--nagios [--warn-age D]]] [NAME...]", statusFlags, stdout, stderr,
 			func(c *cli.Context) error {
 				if c.Bool(namesFlag) {
-					return status.PrintJobNames(c.String("state-dir"), stdout)
+					return status.PrintJobNames(stateDirs(c, inv), stdout)
 				}
 				ss, err := statusConfig(c, inv)
 				req.Status = &ss

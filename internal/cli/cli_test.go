@@ -291,6 +291,36 @@ func TestPrintJobNames(t *testing.T) {
 	}
 }
 
+// TestStatusStateDirs: every status reads each --state-dir given (urfave/cli
+// alone keeps the last), and EVERY_STATE_DIR as one directory, never split.
+func TestStatusStateDirs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  string
+		args []string
+		want []string
+	}{
+		{"none: the default", "", []string{"status"}, nil},
+		{"one", "", []string{"status", "--state-dir", "a"}, []string{"a"}},
+		{"each time given, in order", "", []string{"status", "--state-dir", "a", "job", "--state-dir=b"}, []string{"a", "b"}},
+		{"before the subcommand too", "", []string{"--state-dir", "a", "status", "--state-dir", "b"}, []string{"a", "b"}},
+		{"the variable is one directory", "x,y z", []string{"status"}, []string{"x,y z"}},
+		{"a flag wins over the variable", "x", []string{"status", "--state-dir", "a", "--state-dir", "b"}, []string{"a", "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("EVERY_STATE_DIR", tc.env)
+			var out, errs bytes.Buffer
+			req, err := Parse(tc.args, &out, &errs)
+			if err != nil || req.Status == nil {
+				t.Fatalf("Parse(%q) = %v, %v", tc.args, req.Status, err)
+			}
+			if !slices.Equal(req.Status.StateDirs, tc.want) {
+				t.Errorf("Parse(%q).StateDirs = %q, want %q", tc.args, req.Status.StateDirs, tc.want)
+			}
+		})
+	}
+}
+
 func TestWrapWords(t *testing.T) {
 	tests := []struct {
 		text  string

@@ -198,7 +198,7 @@ func TestJobNamesValidOnly(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	if err := status.PrintJobNames(dir, &b); err != nil {
+	if err := status.PrintJobNames([]string{dir}, &b); err != nil {
 		t.Fatal(err)
 	}
 	want := "alpha\n" + strings.Repeat("b", job.MaxName) + "\nbeta\n"

@@ -175,7 +175,7 @@ var canonical = sync.OnceValue(func() map[string]string {
 
 // statusFlags are the options of every status.
 var statusFlags = []cli.Flag{
-	describedDefault(stringFlag("", "state-dir", "", "list the jobs of `DIR`"), "as for running"),
+	describedDefault(stringFlag("", "state-dir", "", "list the jobs of `DIR` and of its subdirectories (a directory a job, as the systemd unit makes them); give it again to list more"), "as for running"),
 	stringFlag("", "store", "", "list the jobs of the fleet's store at `URL` (Redis or etcd), as --store of a run"),
 	boolFlag("", "json", "print a JSON array"),
 	stringFlag("", "max-age", "", "exit 1 unless each job succeeded within `D` and has an every alive (a liveness probe)"),

@@ -12,7 +12,7 @@ import (
 // statusConfig checks every status's command line.
 func statusConfig(c *cli.Context, inv invocation) (status.Settings, error) {
 	o := &options{c: c, given: map[string]bool{}}
-	ss := status.Settings{StateDir: c.String("state-dir"), Store: c.String("store"), JSON: c.Bool("json"), Names: inv.names,
+	ss := status.Settings{StateDirs: stateDirs(c, inv), Store: c.String("store"), JSON: c.Bool("json"), Names: inv.names,
 		AllowInactive: c.Bool("allow-inactive"), Nagios: c.Bool("nagios")}
 	for _, d := range []struct {
 		name string
@@ -40,4 +40,18 @@ func statusConfig(c *cli.Context, inv invocation) (status.Settings, error) {
 		return ss, ui.BadFlag(o.label("warn-age"), o.get("warn-age"), fmt.Sprintf("longer than %s %q", o.label("max-age"), o.get("max-age")), "the warning comes first")
 	}
 	return ss, nil
+}
+
+// stateDirs are every status's state directories: each --state-dir given
+// on the command line, or the one of EVERY_STATE_DIR (one directory: a
+// path may hold any character, so the variable is never split); none for
+// the default one.
+func stateDirs(c *cli.Context, inv invocation) []string {
+	if len(inv.stateDirs) > 0 {
+		return inv.stateDirs
+	}
+	if d := c.String("state-dir"); d != "" {
+		return []string{d}
+	}
+	return nil
 }

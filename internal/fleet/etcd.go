@@ -175,9 +175,9 @@ func (f *Etcd) Records(ctx context.Context) ([]*state.Record, error) {
 	return state.Etcd{Client: f.client, Server: f.server}.List(ctx, f.prefix, "/state")
 }
 
-// LockHeld reports whether a fleet job's lock key exists now: as with Redis,
-// an idle every leaves no trace in the store, and a holder that died lets its
-// lease, and so its key, expire within the lease's TTL.
+// LockHeld reports whether a fleet job's lock key exists now: a holder that
+// died lets its lease, and so its key, expire within the lease's TTL. An
+// idle every of the job is told by its announcement instead (Live).
 func (f *Etcd) LockHeld(ctx context.Context, name string) (bool, error) {
 	r, err := f.client.Range(ctx, []byte(f.lockKey(name)), nil, 1)
 	if err != nil {

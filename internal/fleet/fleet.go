@@ -43,6 +43,16 @@ type Store interface {
 	Records(ctx context.Context) ([]*state.Record, error)
 	// LockHeld reports whether a fleet job's lock is held now.
 	LockHeld(ctx context.Context, name string) (bool, error)
+	// Announce keeps this every of the job announced alive in the store
+	// (presence.go) until stop is called, or until the process dies and the
+	// announcement expires within ttl.
+	Announce(name, host string, pid int, ttl time.Duration) (stop func())
+	// Live reads the everys announced alive for the job.
+	Live(ctx context.Context, name string) ([]Alive, error)
+	// Transient reports whether an error of the store's may heal within
+	// seconds (a leader election, a replica promoted, a store loading its
+	// data, a call timed out), so that a reader may try again.
+	Transient(err error) bool
 }
 
 // Open parses a --store URL, redis:// or rediss://, etcd:// or etcds://,
@@ -204,11 +214,10 @@ func (f *Redis) Records(ctx context.Context) ([]*state.Record, error) {
 	return state.Redis{Client: f.client, Server: f.server}.List(ctx, f.prefix+"*:state")
 }
 
-// LockHeld reports whether a fleet job's lock is held now. That is all
-// Redis can tell: an idle every of a fleet leaves no trace there (the lock is
-// held only for a run), so a fleet job is active only while one of its runs
-// holds the lease, which its holder renews: a holder that died lets it expire
-// within --lock-ttl.
+// LockHeld reports whether a fleet job's lock is held now: one of its runs
+// holds the lease, which its holder renews (a holder that died lets it
+// expire within --lock-ttl). An idle every of the job is told by its
+// announcement instead (Live).
 func (f *Redis) LockHeld(ctx context.Context, name string) (bool, error) {
 	n, err := f.client.Exists(ctx, f.lockKey(name)).Result()
 	if err != nil {

@@ -72,8 +72,9 @@ func startCode(err error) int {
 // does: it finds the command, sets up and checks the job's files or its
 // fleet store, its observers and the active marker, and the runtime's
 // tuning, and hands the loop every's signals, caught since its start
-// (package catch). done flushes what the observers have left to send.
-// Nothing has run when it fails.
+// (package catch). done flushes what the observers have left to send, and
+// takes back a fleet job's announcement in the store. Nothing has run when
+// it fails.
 func Build(st Settings, stderr io.Writer) (cfg runner.Config, done func(), err error) {
 	cfg = st.Loop
 	cfg.Logger = newLogger(stderr, st.LogFormat, st.LogLevel, st.Quiet).With("job", cfg.Name)
@@ -83,13 +84,20 @@ func Build(st Settings, stderr io.Writer) (cfg runner.Config, done func(), err e
 	}
 	cfg.Host, _ = os.Hostname()
 	cfg.PID = os.Getpid()
-	mark, err := jobFiles(st, &cfg, path)
+	mark, leave, err := jobFiles(st, &cfg, path)
 	if err != nil {
 		return cfg, nil, err
 	}
 	obs, done, err := observers(st, &cfg)
 	if err != nil {
+		if leave != nil {
+			leave()
+		}
 		return cfg, nil, err
+	}
+	if leave != nil {
+		flush := done
+		done = func() { flush(); leave() }
 	}
 	// The active marker is told with the others, last.
 	switch {

@@ -19,40 +19,43 @@ import (
 // jobFiles sets up the job's state and lock, creating the state directory
 // 0700 if need be, and checks that they can be written: a failure here is
 // exit 73, before anything runs. It returns the job's active marker, to be
-// told of the first slot; nil for none. commandPath is the command's
-// executable, which the metrics file may not name.
-func jobFiles(st Settings, cfg *runner.Config, commandPath string) (runner.Observer, error) {
+// told of the first slot; nil for none; and, for a fleet's job, leave, to
+// call at the end, which takes back the job's announcement in the store
+// (nil for none). commandPath is the command's executable, which the
+// metrics file may not name.
+func jobFiles(st Settings, cfg *runner.Config, commandPath string) (mark runner.Observer, leave func(), err error) {
 	statePath, lockPath, err := jobPaths(st, cfg.Name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ownFiles(st, statePath, lockPath, commandPath); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if st.Store != "" {
-		return nil, fleetStore(st, cfg)
+		leave, err := fleetStore(st, cfg)
+		return nil, leave, err
 	}
 	if statePath != "" {
 		sf := state.File{Path: statePath, Period: cfg.Schedule.Period(time.Now())}
 		if err := sf.CheckWritable(); errors.Is(err, state.ErrNotRecord) {
-			return nil, fmt.Errorf("cannot write state file %q: it holds something other than a state record, which every would replace; choose another --state, or --no-state", statePath)
+			return nil, nil, fmt.Errorf("cannot write state file %q: it holds something other than a state record, which every would replace; choose another --state, or --no-state", statePath)
 		} else if errors.Is(err, state.ErrNotRegular) {
-			return nil, fmt.Errorf("cannot write state file %q: %w; remove it, or choose --state or --no-state", statePath, ui.UnwrapPath(err))
+			return nil, nil, fmt.Errorf("cannot write state file %q: %w; remove it, or choose --state or --no-state", statePath, ui.UnwrapPath(err))
 		} else if err != nil {
-			return nil, fmt.Errorf("cannot write state file %q: %w; %s, or choose --state-dir, --state or --no-state", statePath, ui.UnwrapPath(err), dirFix(err))
+			return nil, nil, fmt.Errorf("cannot write state file %q: %w; %s, or choose --state-dir, --state or --no-state", statePath, ui.UnwrapPath(err), dirFix(err))
 		}
 		cfg.Store = sf
 	}
 	if lockPath != "" {
 		if err := lock.Check(lockPath); errors.Is(err, lock.ErrNotRegular) {
-			return nil, fmt.Errorf("cannot create lock file %q: %w; remove it, or choose --lock or --no-lock", lockPath, ui.UnwrapPath(err))
+			return nil, nil, fmt.Errorf("cannot create lock file %q: %w; remove it, or choose --lock or --no-lock", lockPath, ui.UnwrapPath(err))
 		} else if err != nil {
-			return nil, fmt.Errorf("cannot create lock file %q: %w; %s, or choose --state-dir, --lock or --no-lock", lockPath, ui.UnwrapPath(err), dirFix(err))
+			return nil, nil, fmt.Errorf("cannot create lock file %q: %w; %s, or choose --state-dir, --lock or --no-lock", lockPath, ui.UnwrapPath(err), dirFix(err))
 		}
 		cfg.Lock = &lock.File{Path: lockPath}
 	}
 	if statePath == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	// Held until every exits, however it exits: every status's ACTIVE
 	// (active.go). Last, once nothing else here can fail. A marker that
@@ -62,12 +65,12 @@ func jobFiles(st Settings, cfg *runner.Config, commandPath string) (runner.Obser
 	m, err := holdActive(path, MarkerInfo{Name: cfg.Name, Schedule: cfg.Schedule.Recorded(), PID: cfg.PID, Host: cfg.Host})
 	switch {
 	case errors.Is(err, errForeignMarker):
-		return nil, fmt.Errorf("cannot mark the job active in %q: %w; remove it, or choose --state-dir or --state", path, ui.UnwrapPath(err))
+		return nil, nil, fmt.Errorf("cannot mark the job active in %q: %w; remove it, or choose --state-dir or --state", path, ui.UnwrapPath(err))
 	case err != nil:
 		cfg.Logger.Warn("cannot mark the job active: every status will show it inactive", "event", "state_error", "error", err)
-		return nil, nil
+		return nil, nil, nil
 	}
-	return m, nil
+	return m, nil, nil
 }
 
 // sameFile reports whether two paths name one file: the same path once
@@ -96,18 +99,19 @@ func resolved(path string) string {
 }
 
 // fleetStore puts the job's lock and state in the fleet's store, Redis or
-// etcd. A malformed URL is a usage error; credentials or TLS that the store
-// refuses are fatal at start-up (73); a store that does not answer yet is
-// not: its slots are skipped until it does.
-func fleetStore(st Settings, cfg *runner.Config) error {
+// etcd, and announces this every alive there for every status (until
+// leave). A malformed URL is a usage error; credentials or TLS that the
+// store refuses are fatal at start-up (73); a store that does not answer
+// yet is not: its slots are skipped until it does.
+func fleetStore(st Settings, cfg *runner.Config) (leave func(), err error) {
 	raw := st.Store
 	f, err := fleet.Open(raw)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fatal, transient := f.Check(context.Background())
 	if fatal != nil {
-		return errors.New(fleet.NoPassword(fatal.Error(), raw))
+		return nil, errors.New(fleet.NoPassword(fatal.Error(), raw))
 	}
 	if transient != nil {
 		// The event of a store down at a slot (SPEC sections 8 and 11), said
@@ -127,7 +131,9 @@ func fleetStore(st Settings, cfg *runner.Config) error {
 	// With both in the store, one session is the lock and the store: the
 	// record comes with the lock, and the run's writes are fenced by it.
 	cfg.Lock, cfg.Store = f.Job(cfg.Name, cfg.Host, ttl, cfg.Schedule.Period(time.Now()), !st.NoLock, !st.NoState)
-	return nil
+	// An idle every leaves no lock in the store: its announcement tells
+	// every status that it is alive (ACTIVE), on which host.
+	return f.Announce(cfg.Name, cfg.Host, cfg.PID, st.LockTTL), nil
 }
 
 // dirFix is what to do about a directory every cannot write in: a

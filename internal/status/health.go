@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,7 +74,7 @@ func judge(j jobStatus, ss Settings, now time.Time) (health, []string) {
 		to(warning, olderThan(age(j, now), ss.WarnAge))
 	}
 	if ss.Nagios && j.LastResult != "" && j.LastResult != string(runner.Success) {
-		to(critical, fmt.Sprintf("last run %s (%d)", shown(j.LastResult), j.LastExitCode))
+		to(critical, "last run "+resultText(j))
 	}
 	if !j.Active && !ss.AllowInactive {
 		to(critical, "no every running for it")
@@ -114,14 +115,23 @@ func maxAgeCheck(l listing, ss Settings, now time.Time, stdout io.Writer) int {
 			fmt.Fprintf(stdout, "job %s: %s\n", shown(p.name), p.what)
 		}
 	}
+	count := map[string]int{}
+	for _, j := range l.jobs {
+		count[j.Name]++
+	}
 	for _, j := range l.jobs {
 		if h, why := judge(j, ss, now); h != healthy {
 			code = 1
-			fmt.Fprintf(stdout, "job %s: %s\n", shown(j.Name), strings.Join(why, "; "))
+			fmt.Fprintf(stdout, "job %s: %s\n", nameText(j, count), strings.Join(why, "; "))
 		}
 	}
-	if len(l.jobs) == 0 && len(l.problems) == 0 {
-		fmt.Fprintf(stdout, "no jobs in %s\n", escaped(l.where))
+	if len(l.jobs) == 0 {
+		// Not a pass: a probe must not pass for jobs it cannot see. The
+		// line names where it looked (a directory it could not read has its
+		// own error line; a NAME not found, its line above).
+		if l.where != "" && !slices.ContainsFunc(l.problems, func(p problem) bool { return p.name != "" }) {
+			fmt.Fprintf(stdout, "no jobs in %s\n", escaped(l.where))
+		}
 		code = 1
 	}
 	return code

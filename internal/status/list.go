@@ -2,13 +2,10 @@ package status
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -16,7 +13,7 @@ import (
 	"github.com/everycli/every/internal/fleet"
 	"github.com/everycli/every/internal/job"
 	"github.com/everycli/every/internal/pid"
-	"github.com/everycli/every/internal/ui"
+	"github.com/everycli/every/runner"
 	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
@@ -28,16 +25,22 @@ func list(ss Settings, now time.Time) (listing, error) {
 	var l listing
 	l.host, _ = os.Hostname()
 	var (
-		found  []foundJob
-		active func(foundJob) (bool, error)
+		found []foundJob
+		// active tells whether an every is alive for a job, and for a
+		// fleet's job, which (none for a local one: its marker tells).
+		active func(foundJob) (bool, []fleet.Alive, error)
 	)
 	if raw := ss.Store; raw != "" {
 		f, err := fleet.Open(raw)
 		if err != nil {
 			return l, err
 		}
+		// One deadline for all the store's answers, retried within it
+		// through a leader election (fleet.go).
+		ctx, cancel := context.WithTimeout(context.Background(), storeWait)
+		defer cancel()
 		l.where = f.Server()
-		records, problems, err := fleetRecords(f, ss.Names)
+		records, problems, err := fleetRecords(ctx, f, ss.Names)
 		l.problems = problems
 		if err != nil {
 			l.problems = append(l.problems, problem{err: fmt.Errorf("cannot list jobs in %s at %s: %v", f.Kind(), f.Server(), err)})
@@ -45,24 +48,27 @@ func list(ss Settings, now time.Time) (listing, error) {
 		for _, rec := range records {
 			found = append(found, foundJob{rec: rec})
 		}
-		active = func(j foundJob) (bool, error) { return fleetActive(f, j.rec.Name) }
+		active = func(j foundJob) (bool, []fleet.Alive, error) { return fleetActive(ctx, f, j.rec.Name) }
 	} else {
-		dir, err := job.StateDir(ss.StateDir)
+		dirs, err := stateDirs(ss.StateDirs)
 		if err != nil {
 			return l, err
 		}
-		l.where = dir
-		found, l.problems = readJobs(dir, ss.Names, now)
-		active = func(j foundJob) (bool, error) {
+		var read []string
+		found, read, l.problems = readDirs(dirs, ss.Names, now)
+		l.where = strings.Join(read, ", ")
+		active = func(j foundJob) (bool, []fleet.Alive, error) {
 			// The marker beside the file the record came from, whatever the
 			// job's name; and only one of the state's owner.
 			on, _, err := job.ProbeActive(job.MarkerPath(j.path), func(uid uint32) bool { return uid == j.uid })
-			return on, err
+			return on, nil, err
 		}
 	}
 	for _, f := range found {
 		if f.rec == nil {
-			l.jobs = append(l.jobs, describePending(f.key, f.mark))
+			j := describePending(f.key, f.mark)
+			j.StateDir = f.dir
+			l.jobs = append(l.jobs, j)
 			continue
 		}
 		rec := f.rec
@@ -76,13 +82,15 @@ func list(ss Settings, now time.Time) (listing, error) {
 				fmt.Errorf("state of job %q cannot be used: %v", rec.Name, err)})
 			continue
 		}
-		on, err := active(f)
+		on, alive, err := active(f)
 		if err != nil {
 			l.problems = append(l.problems, problem{rec.Name, "cannot tell whether an every runs for it",
 				fmt.Errorf("cannot tell whether job %q is active: %v", rec.Name, err)})
 			continue
 		}
-		l.jobs = append(l.jobs, describeJob(rec, l.host, now, on))
+		j := describeJob(rec, l.host, now, on)
+		j.StateDir, j.Alive = f.dir, alive
+		l.jobs = append(l.jobs, j)
 	}
 	return l, nil
 }
@@ -92,81 +100,11 @@ func list(ss Settings, now time.Time) (listing, error) {
 // state), what its marker says.
 type foundJob struct {
 	key  string        // NAME of NAME.json: what every status NAME looks for
+	dir  string        // the directory of its files
 	rec  *state.Record // nil: no state yet (mark says what there is)
 	path string        // the state file; its marker is beside it
 	uid  uint32        // the state file's owner, the one its marker must have
 	mark job.MarkerInfo
-}
-
-// readJobs reads the jobs of dir, or the named ones only: the records of
-// NAME.json, and the jobs with no state yet whose every holds NAME.json's
-// marker. A directory that cannot be read, a name without a record or a
-// live every, or a record that cannot be read (not a regular file,
-// corrupt) is a problem. Nothing here can block: entries that are not
-// regular files are never opened.
-func readJobs(dir string, names []string, now time.Time) ([]foundJob, []problem) {
-	fi, err := os.Stat(dir)
-	if err == nil && !fi.IsDir() {
-		err = errors.New("not a directory")
-	}
-	if err != nil {
-		return nil, []problem{{err: fmt.Errorf("cannot list jobs in state directory %q: %v; check --state-dir", dir, ui.UnwrapPath(err))}}
-	}
-	// A marker with no state beside it is trusted when it is this user's,
-	// or the directory owner's: in a shared directory, nobody else's.
-	trustPending := func(uid uint32) bool {
-		return uid == uint32(os.Geteuid()) || uid == ownerOf(fi)
-	}
-	var (
-		jobs     []foundJob
-		problems []problem
-	)
-	if len(names) == 0 {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, []problem{{err: fmt.Errorf("cannot list jobs in state directory %q: %v", dir, ui.UnwrapPath(err))}}
-		}
-		states, markers := jobFileNames(entries)
-		for _, name := range markers {
-			// A marker nobody holds is left over: no job to show.
-			on, info, err := job.ProbeActive(filepath.Join(dir, name+".json"+job.MarkerSuffix), trustPending)
-			if err == nil && on {
-				jobs = append(jobs, foundJob{key: name, mark: info})
-			}
-		}
-		names = states
-	}
-	for _, name := range names {
-		path := filepath.Join(dir, name+".json")
-		rec, err := state.File{Path: path}.Read(now)
-		if errors.Is(err, fs.ErrNotExist) {
-			// No state yet: a job whose every is alive has not run.
-			on, info, perr := job.ProbeActive(job.MarkerPath(path), trustPending)
-			switch {
-			case perr != nil:
-				problems = append(problems, problem{name, "cannot tell whether an every runs for it",
-					fmt.Errorf("no state for job %q in %s, and cannot tell whether it is active: %v", name, dir, perr)})
-			case on:
-				jobs = append(jobs, foundJob{key: name, mark: info})
-			default:
-				problems = append(problems, problem{name, "no state",
-					fmt.Errorf("no state for job %q in %s: %v", name, dir, ui.UnwrapPath(err))})
-			}
-			continue
-		}
-		if err != nil {
-			problems = append(problems, problem{name, "state cannot be read",
-				fmt.Errorf("cannot read state of job %q: %v", name, err)})
-			continue
-		}
-		j := foundJob{key: name, rec: rec, path: path, uid: math.MaxUint32}
-		if fi, err := os.Lstat(path); err == nil {
-			j.uid = ownerOf(fi)
-		}
-		jobs = append(jobs, j)
-	}
-	slices.SortStableFunc(jobs, func(a, b foundJob) int { return strings.Compare(a.key, b.key) })
-	return jobs, problems
 }
 
 // ownerOf is the owner of a file; none (an impossible uid) where the
@@ -178,41 +116,6 @@ func ownerOf(fi fs.FileInfo) uint32 {
 	return math.MaxUint32
 }
 
-// fleetRecords reads the records of a fleet's store, or of the named jobs.
-func fleetRecords(f fleet.Store, names []string) ([]*state.Record, []problem, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	all, err := f.Records(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	slices.SortFunc(all, func(a, b *state.Record) int { return strings.Compare(a.Name, b.Name) })
-	if len(names) == 0 {
-		return all, nil, nil
-	}
-	var (
-		records  []*state.Record
-		problems []problem
-	)
-	for _, name := range names {
-		i := slices.IndexFunc(all, func(r *state.Record) bool { return r.Name == name })
-		if i < 0 {
-			problems = append(problems, problem{name, "no state", fmt.Errorf("no state for job %q in %s at %s", name, f.Kind(), f.Server())})
-			continue
-		}
-		records = append(records, all[i])
-	}
-	return records, problems, nil
-}
-
-// fleetActive reports whether a fleet job's lock is held now
-// (fleet.Store.LockHeld says what that tells).
-func fleetActive(f fleet.Store, name string) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	return f.LockHeld(ctx, name)
-}
-
 // describeJob is what every status shows of a record; active is whether an
 // every holds the job's marker (or, in a fleet, its lock).
 func describeJob(rec *state.Record, host string, now time.Time, active bool) jobStatus {
@@ -220,7 +123,6 @@ func describeJob(rec *state.Record, host string, now time.Time, active bool) job
 		Name:                rec.Name,
 		Schedule:            rec.Schedule,
 		LastResult:          rec.LastResult,
-		LastExitCode:        rec.LastExitCode,
 		ConsecutiveFailures: rec.ConsecutiveFailures,
 		Active:              active,
 	}
@@ -233,9 +135,14 @@ func describeJob(rec *state.Record, host string, now time.Time, active bool) job
 		t := rec.LastSuccess.UTC()
 		j.LastSuccess = &t
 	}
-	if !rec.Running && !rec.LastEnd.IsZero() && !rec.LastEnd.Before(rec.LastRun) {
+	ended := !rec.LastEnd.IsZero() && !rec.LastEnd.Before(rec.LastRun)
+	if !rec.Running && ended {
 		d := rec.LastEnd.Sub(rec.LastRun).Milliseconds()
 		j.DurationMS = &d
+	}
+	if knownExitCode(rec, ended) {
+		c := rec.LastExitCode
+		j.LastExitCode = &c
 	}
 	// Only an every that is alive will run the next slot: a dead one has none.
 	if s, err := schedule.ParseRecorded(rec.Schedule); err == nil && active {
@@ -249,6 +156,14 @@ func describeJob(rec *state.Record, host string, now time.Time, active bool) job
 		j.PID, j.Host = rec.PID, rec.Host
 	}
 	return j
+}
+
+// knownExitCode reports whether a record's last exit code is its last
+// run's: not when that run was cut short (every killed mid-run, found by
+// the next every, which books it interrupted): its end was never written,
+// and the code left in the record is an older run's.
+func knownExitCode(rec *state.Record, ended bool) bool {
+	return rec.LastResult != "" && !(rec.LastResult == string(runner.Interrupted) && !ended)
 }
 
 // describePending is what every status shows of a job that has no state

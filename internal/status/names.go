@@ -12,27 +12,32 @@ import (
 	"github.com/everycli/every/internal/job"
 )
 
-// PrintJobNames prints the names of the jobs in the state directory, one a
+// PrintJobNames prints the names of the jobs in the state directories
+// (the default one when none is given) and their subdirectories, one a
 // line, for the completions: as every status finds them (NAME.json, not
-// hidden, and the jobs whose every is alive but has not run them yet), and
-// only valid job names (SPEC section 8's alphabet): a file named
-// "$(cmd).json" is no job, and its name never reaches a shell. It is quiet:
-// a directory it cannot read has no names.
-func PrintJobNames(flag string, stdout io.Writer) error {
-	dir, err := job.StateDir(flag)
+// hidden, and the jobs whose every is alive but has not run them yet),
+// and only valid job names (SPEC section 8's alphabet): a file named
+// "$(cmd).json" is no job, and its name never reaches a shell. It is
+// quiet: a directory it cannot read has no names.
+func PrintJobNames(flags []string, stdout io.Writer) error {
+	dirs, err := stateDirs(flags)
 	if err != nil {
 		return nil
 	}
-	entries, _ := os.ReadDir(dir)
-	states, markers := jobFileNames(entries)
-	names := slices.Clone(states)
-	for _, name := range markers {
-		if on, _, err := job.ProbeActive(filepath.Join(dir, name+".json"+job.MarkerSuffix), func(uint32) bool { return true }); err == nil && on {
-			names = append(names, name)
+	ps, _, _ := places(dirs)
+	var names []string
+	for _, p := range ps {
+		entries, _ := os.ReadDir(p.dir)
+		states, markers := jobFileNames(entries)
+		names = append(names, states...)
+		for _, name := range markers {
+			if on, _, err := job.ProbeActive(filepath.Join(p.dir, name+".json"+job.MarkerSuffix), func(uint32) bool { return true }); err == nil && on {
+				names = append(names, name)
+			}
 		}
 	}
 	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Compact(names) {
 		if job.CheckName(name) == nil {
 			fmt.Fprintln(stdout, name)
 		}

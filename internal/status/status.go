@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/everycli/every/internal/fleet"
 	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/runner"
 )
@@ -21,7 +22,7 @@ type jobStatus struct {
 	LastRun             *time.Time `json:"last_run"`
 	AgeSeconds          *float64   `json:"age_seconds"`
 	LastResult          string     `json:"last_result"`
-	LastExitCode        int        `json:"last_exit_code"`
+	LastExitCode        *int       `json:"last_exit_code"` // null: not known (a run cut short)
 	DurationMS          *int64     `json:"duration_ms"`
 	NextSlot            *time.Time `json:"next_slot,omitempty"`  // only when active
 	FirstSlot           *time.Time `json:"first_slot,omitempty"` // only before the first run
@@ -31,13 +32,18 @@ type jobStatus struct {
 	Running             bool       `json:"running"`
 	PID                 int        `json:"pid,omitempty"`
 	Host                string     `json:"host,omitempty"`
+	StateDir            string     `json:"state_dir,omitempty"` // the directory of its files; none for a fleet's job
+	// Alive are the everys of a fleet's job alive on its hosts, as the
+	// store knows them (fleet/presence.go).
+	Alive []fleet.Alive `json:"alive,omitempty"`
 
 	pending bool // no state yet: its every is alive, its first run to come
 }
 
 // Settings is an every status command line, parsed.
 type Settings struct {
-	StateDir, Store string // --state-dir, --store; both empty: the default directory
+	StateDirs       []string // --state-dir, each time given; none, and no --store: the default directory
+	Store           string   // --store
 	JSON            bool
 	Names           []string
 	MaxAge, WarnAge time.Duration // --max-age, --warn-age; 0: not given
@@ -96,8 +102,12 @@ func Run(ss Settings, stdout, stderr io.Writer) int {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSCHEDULE\tLAST RUN\tRESULT\tDURATION\tNEXT\tFAILURES\tACTIVE\tRUNNING")
+	count := map[string]int{}
 	for _, j := range l.jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", shown(j.Name), shown(j.Schedule), lastRunText(j, now),
+		count[j.Name]++
+	}
+	for _, j := range l.jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", nameText(j, count), shown(j.Schedule), lastRunText(j, now),
 			resultText(j), durationText(j), nextText(j, now), j.ConsecutiveFailures, yesNo(j.Active), runningText(j, l.host))
 	}
 	tw.Flush()
@@ -107,7 +117,7 @@ func Run(ss Settings, stdout, stderr io.Writer) int {
 // listing is what every status found: the jobs it could read, and the
 // problems it met on the way, each an error line and exit 1 (or UNKNOWN).
 type listing struct {
-	where    string // the state directory or the Redis server, for messages
+	where    string // the state directories read, or the store, for messages
 	host     string // this host's name
 	jobs     []jobStatus
 	problems []problem

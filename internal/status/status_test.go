@@ -15,6 +15,7 @@ import (
 
 	"github.com/everycli/every/internal/testutil"
 	"github.com/everycli/every/internal/ui"
+	"github.com/everycli/every/state"
 )
 
 func TestShown(t *testing.T) {
@@ -272,8 +273,8 @@ func TestJudge(t *testing.T) {
 		{"inactive allowed", jobStatus{LastSuccess: ago(time.Minute)}, lenient, healthy, ""},
 		{"old and inactive", jobStatus{LastSuccess: ago(2 * time.Hour)}, probe, critical,
 			"last success 2h ago, older than 1h; no every running for it"},
-		{"failing within max-age passes the probe", jobStatus{LastSuccess: ago(time.Minute), Active: true, LastResult: "failure", LastExitCode: 3}, probe, healthy, ""},
-		{"failing is critical for nagios", jobStatus{LastSuccess: ago(time.Minute), Active: true, LastResult: "failure", LastExitCode: 3}, nagios, critical,
+		{"failing within max-age passes the probe", jobStatus{LastSuccess: ago(time.Minute), Active: true, LastResult: "failure", LastExitCode: code(3)}, probe, healthy, ""},
+		{"failing is critical for nagios", jobStatus{LastSuccess: ago(time.Minute), Active: true, LastResult: "failure", LastExitCode: code(3)}, nagios, critical,
 			"last run failure (3)"},
 		{"warn-age", jobStatus{LastSuccess: ago(45 * time.Minute), Active: true, LastResult: "success"}, nagios, warning,
 			"last success 45m ago, older than 30m"},
@@ -293,6 +294,35 @@ func TestJudge(t *testing.T) {
 			h, why := judge(tc.j, tc.ss, now)
 			if h != tc.want || strings.Join(why, "; ") != tc.why {
 				t.Errorf("judge = %v %q, want %v %q", h, strings.Join(why, "; "), tc.want, tc.why)
+			}
+		})
+	}
+}
+
+func code(c int) *int { return &c }
+
+// TestResultText: the RESULT column never shows a code that is not the
+// last run's: a run cut short (every killed mid-run, then booked
+// interrupted by the next every) has none, whatever the record still holds.
+func TestResultText(t *testing.T) {
+	run := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		rec  state.Record
+		want string
+	}{
+		{"success", state.Record{LastResult: "success", LastRun: run, LastEnd: run.Add(time.Second)}, "success (0)"},
+		{"failure", state.Record{LastResult: "failure", LastExitCode: 3, LastRun: run, LastEnd: run.Add(time.Second)}, "failure (3)"},
+		{"stopped by SIGTERM", state.Record{LastResult: "interrupted", LastExitCode: 143, LastRun: run, LastEnd: run.Add(time.Second)}, "interrupted (143)"},
+		{"cut short, an older run's code left", state.Record{LastResult: "interrupted", LastExitCode: 0, LastRun: run, LastEnd: run.Add(-time.Hour)}, "interrupted"},
+		{"cut short, first run", state.Record{LastResult: "interrupted", LastRun: run}, "interrupted"},
+		{"no run finished", state.Record{Running: true, LastRun: run}, "-"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.rec.Name, tc.rec.Schedule = "j", "1h"
+			j := describeJob(&tc.rec, "h", run.Add(time.Minute), false)
+			if got := resultText(j); got != tc.want {
+				t.Errorf("resultText = %q, want %q", got, tc.want)
 			}
 		})
 	}

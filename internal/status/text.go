@@ -27,6 +27,18 @@ func short(d time.Duration) string {
 	return s
 }
 
+// nameText is a job's name as the listing shows it: with its directory
+// when another job of the listing has the same name (two state
+// directories, or two units' subdirectories, each with a job of that
+// name), so that each line says which job it is. count is how many jobs
+// of the listing have each name.
+func nameText(j jobStatus, count map[string]int) string {
+	if count[j.Name] > 1 && j.StateDir != "" {
+		return shown(j.Name) + " (in " + escaped(j.StateDir) + ")"
+	}
+	return shown(j.Name)
+}
+
 func yesNo(b bool) string {
 	if b {
 		return "yes"
@@ -41,11 +53,17 @@ func lastRunText(j jobStatus, now time.Time) string {
 	return fmt.Sprintf("%s (%s ago)", j.LastRun.Format(time.RFC3339), roughly(now.Sub(*j.LastRun)))
 }
 
+// resultText is a job's last result and its exit code, or the result
+// alone when the code is not known (a run cut short): never a code that
+// is not the run's.
 func resultText(j jobStatus) string {
-	if j.LastResult == "" {
+	switch {
+	case j.LastResult == "":
 		return "-"
+	case j.LastExitCode == nil:
+		return shown(j.LastResult)
 	}
-	return fmt.Sprintf("%s (%d)", shown(j.LastResult), j.LastExitCode)
+	return fmt.Sprintf("%s (%d)", shown(j.LastResult), *j.LastExitCode)
 }
 
 func durationText(j jobStatus) string {
