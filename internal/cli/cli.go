@@ -42,7 +42,7 @@ seconds (--timeout 60); SCHEDULE does not. Every option also reads
 EVERY_<NAME> from the environment (--kill-after: EVERY_KILL_AFTER); the
 flag wins.`
 
-const examples = `   every 90s --retries 5 -- ./sync-ledger.sh --full
+const examples = `   every 90s --retries 5 --name ledger -- ./sync-ledger.sh --full
    every 500ms --timeout 2s -- curl -fsS http://localhost:8080/health
    every 1d --max-runs 1 --timeout 1h -- ./backup.sh    # one-shot, with a timeout
    every 10s -- sh -c 'date >> "$HOME/ticks"'
