@@ -42,7 +42,7 @@ func (l *loop) afterLoss(rec *state.Record, lease lock.Lease) *state.Record {
 		found = fmt.Sprintf("runs %d on record", rec.Runs)
 	}
 	l.repeated(&l.outages.corrupt, "lost", 1, slog.LevelWarn, "the store lost the job's record: EVERY_RUN jumps ahead, never back",
-		"event", "state_error", "state", l.cfg.Store.Where(), "next_run", state.AddCount(runs, 1),
+		"event", EventStateError, "state", l.cfg.Store.Where(), "next_run", state.AddCount(runs, 1),
 		"error", fmt.Sprintf("%s, %d seen here before", found, seen))
 	if rec == nil {
 		l.rec.Runs = runs
