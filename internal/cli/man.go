@@ -291,7 +291,7 @@ func categoryFlags(cat string) []cli.Flag {
 // reference alike.
 const (
 	statusDoc = "Lists the jobs of a state directory, or of a fleet's store (Redis or etcd), one line each: name, schedule, last run, result, duration, next slot, consecutive failures, whether an every runs for it (ACTIVE), and whether a run is in progress. It reads the state only and never takes a lock. Exits 0, or 1 when a listed job's last result is not `success` or a job cannot be read, or 2 on bad usage. With `--max-age` it is a liveness check: 0 when each job succeeded within D and has an every alive, else 1 with a line per stale job. With `--nagios`: one monitoring-plugins line, exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."
-	nextDoc   = "Prints the next slots of a schedule, one a line, with the zone's offset, the weekday and how far away each is: the tool to check a schedule and its DST behaviour. Exits 0, or 2 on a bad schedule."
+	nextDoc   = "Prints the next slots of a schedule, one a line, with the zone's offset, the weekday and how far away each is: the tool to check a schedule and its DST behaviour. It lists no slot more than 292 years after --from (the span it counts) nor past the year 9999 (which RFC 3339 cannot write): it stops there, after the slots before, with one line naming the -n that fits. Exits 0, or 2 on a bad schedule or a slot past those bounds."
 	logsDoc   = "every's own lines go to stderr, logfmt (`--log-format text`) or JSON. Each carries `job` and `event`. Nothing is logged between runs while the job is healthy and idle. An error that repeats is logged when it starts, then summarised at most once a minute (`repeated=true`, `since`, `count`: occurrences since the last line), and once when it ends (`ended=true`, `total`). The events:"
 )
 
