@@ -41,9 +41,12 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 		if l.cfg.Release != nil && wake.Sub(l.now()) >= l.cfg.ReleaseAfter {
 			l.cfg.Release()
 		}
-		// When the wait begins: what passed before it, every spent on calls
-		// of its own (a store's answer, a lock's release, hooks, a sync).
-		armed := l.now()
+		// When the wake-up is due: at wake, or at once if that has passed
+		// when the wait begins. Slots passed before it are none of the
+		// wait's: every spent that time on calls of its own (a store's
+		// answer, a lock's release, hooks, a sync), or meant it (a
+		// one-shot's --delay).
+		armed := later(l.now(), wake)
 		fired, disarm := l.arm(l.syncWake(wake.Add(-early)))
 		select {
 		case set := <-fired:
@@ -93,9 +96,10 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 // clock set forward past a calendar's slots, slots passed before the wait
 // began (every was busy with a call of its own), or a wake-up late (every
 // was stopped, SIGSTOP, or starved of the processor): CLOCK_BOOTTIME less
-// CLOCK_MONOTONIC grows only in a suspend. now and armed (when the wait
-// began) are less the wait's jitter. It returns the slots to run (none:
-// wait on) and the slot due after them.
+// CLOCK_MONOTONIC grows only in a suspend. now and armed (when the wake-up
+// was due: its time, or the start of the wait if later) are less the
+// wait's jitter. It returns the slots to run (none: wait on) and the slot
+// due after them.
 func (l *loop) overslept(due, cur, now, armed time.Time, set bool) ([]time.Time, time.Time) {
 	since := l.seen.since(l.mark)
 	l.mark = l.seen
@@ -107,11 +111,7 @@ func (l *loop) overslept(due, cur, now, armed time.Time, set bool) ([]time.Time,
 	case l.slots.Prev(armed).After(due):
 		return nil, l.busy(due, now)
 	}
-	from := due
-	if armed.After(due) {
-		from = armed
-	}
-	return l.late(due, cur, from), due
+	return l.late(due, cur, armed), due
 }
 
 // busy returns the slot to wait for when slots after due passed before the
@@ -133,9 +133,8 @@ func (l *loop) busy(due, now time.Time) time.Time {
 // slot due and more (every was stopped by SIGSTOP, or starved): the latest
 // slot, cur, at once, as a wake-up late for one slot runs it; the ones from
 // due to cur are skipped, as a run's overrun skips them. Not a suspend: no
-// time passed that every could not count. from is when the wake-up was to
-// come: the slot, or the start of the wait when that was later (the time
-// before it, every spent on its own calls, is not lateness).
+// time passed that every could not count. from is when the wake-up was
+// due (the time before it is not lateness).
 func (l *loop) late(due, cur, from time.Time) []time.Time {
 	skipped := schedule.Count(l.slots, due, cur, maxCount)
 	l.lateSkips += int(skipped)
