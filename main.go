@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"os"
 	"os/signal"
@@ -72,7 +73,12 @@ func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
 	case req.Status != nil:
 		return out.End(status.Run(*req.Status, out, stderr), stderr), nil
 	case req.Next != nil:
-		_ = cli.PrintNext(*req.Next, out) // out keeps the first write error
+		// out keeps the first write error; a usage error is a slot past
+		// what every next can show, after those it could.
+		if err := cli.PrintNext(*req.Next, out); out.Err() == nil && errors.As(err, new(ui.UsageError)) {
+			ui.Report(stderr, err)
+			return ui.ExitUsage, nil
+		}
 		return out.End(0, stderr), nil
 	case req.Run != nil:
 		return job.Run(*req.Run, stderr)

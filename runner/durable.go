@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/everycli/every/state"
@@ -51,6 +52,10 @@ type durability struct {
 	reserved int
 	// syncs counts the syncs done (for tests and the debug log).
 	syncs int
+	// rebooted is the record from before a reboot warned of (its boot and
+	// reservation): read again (under the lock, before the first run),
+	// it is not warned of twice.
+	rebooted string
 }
 
 // syncer returns the store if its writes need syncing to be durable.
@@ -116,9 +121,12 @@ func (l *loop) loaded(rec *state.Record) {
 			// A power loss (or a crash of the kernel) may have lost the
 			// starts of runs after this record: their numbers are not given
 			// again. They are counted as run (runs is an upper bound).
-			l.log.Warn("state written before a reboot: EVERY_RUN goes on after the numbers reserved then, some of which may have run",
-				"event", "state_error", "state", l.cfg.Store.Where(),
-				"error", fmt.Sprintf("runs %d on record, numbers reserved up to %d", rec.Runs, rec.Reserved))
+			if seen := rec.Boot + " " + strconv.Itoa(rec.Reserved); seen != l.dur.rebooted {
+				l.dur.rebooted = seen
+				l.log.Warn("state written before a reboot: EVERY_RUN goes on after the numbers reserved then, some of which may have run",
+					"event", "state_error", "state", l.cfg.Store.Where(),
+					"error", fmt.Sprintf("runs %d on record, numbers reserved up to %d", rec.Runs, rec.Reserved))
+			}
 			rec.Runs = rec.Reserved
 		}
 		l.dur.reserved = rec.Reserved

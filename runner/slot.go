@@ -328,13 +328,26 @@ func (l *loop) lockFailed(err error) (reason string) {
 		l.sawHolder = true
 		h := busy.Holder
 		if p, ok := l.cfg.Store.(peeker); ok && h == (lock.Holder{}) {
-			// A file lock names no holder; the holder's record does.
-			if rec, err := p.Read(time.Now()); err == nil && rec != nil && rec.Running {
+			// A file lock names no holder; the holder's record does, when
+			// it is running, and not a record a dead holder left running.
+			if rec, err := p.Read(time.Now()); err == nil && rec != nil && rec.Running && l.holderAlive(rec, false) {
 				h = lock.Holder{PID: rec.PID, Host: rec.Host}
 			}
 		}
-		l.repeated(&l.outages.locked, "busy", 1, slog.LevelInfo, "lock busy, skipping the slot", "event", EventSkip, "reason", ReasonLocked,
-			"holder_pid", h.PID, "holder_host", h.Host)
+		// What is known of the holder, never a pid 0 or an empty host for
+		// what is not (flock(1), a job sharing the lock file, a record not
+		// written yet).
+		attrs := []any{"event", EventSkip, "reason", ReasonLocked}
+		if h.PID != 0 {
+			attrs = append(attrs, "holder_pid", h.PID)
+		}
+		if h.Host != "" {
+			attrs = append(attrs, "holder_host", h.Host)
+		}
+		if h == (lock.Holder{}) {
+			attrs = append(attrs, "holder", "unknown")
+		}
+		l.repeated(&l.outages.locked, "busy", 1, slog.LevelInfo, "lock busy, skipping the slot", attrs...)
 		return ReasonLocked
 	case errors.Is(err, lock.ErrStore):
 		l.repeated(&l.outages.store, "store", 1, slog.LevelError, "store unreachable, skipping the slot", "event", EventSkip, "reason", ReasonStore, "error", err.Error())

@@ -127,7 +127,7 @@ func (l *loop) lock(ctx context.Context, start *state.Record) (lock.Lease, bool,
 			lease, err = l.cfg.Lock.Lock(ctx, 0)
 		}
 		if errors.Is(err, lock.ErrBusy) && l.cfg.LockWait > 0 {
-			l.log.Debug("lock busy, waiting", "event", "skip", "reason", "locked", "count", 0, "wait_ms", l.cfg.LockWait.Milliseconds())
+			l.log.Debug("lock busy, waiting", "event", EventSkip, "reason", ReasonLocked, "count", 0, "wait_ms", l.cfg.LockWait.Milliseconds())
 			lease, err = l.cfg.Lock.Lock(ctx, l.cfg.LockWait)
 		}
 		if lease != nil && ctx.Err() != nil {

@@ -41,6 +41,12 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 		if l.cfg.Release != nil && wake.Sub(l.now()) >= l.cfg.ReleaseAfter {
 			l.cfg.Release()
 		}
+		// When the wake-up is due: at wake, or at once if that has passed
+		// when the wait begins. Slots passed before it are none of the
+		// wait's: every spent that time on calls of its own (a store's
+		// answer, a lock's release, hooks, a sync), or meant it (a
+		// one-shot's --delay).
+		armed := later(l.now(), wake)
 		fired, disarm := l.arm(l.syncWake(wake.Add(-early)))
 		select {
 		case set := <-fired:
@@ -49,7 +55,7 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 			if cur := l.slots.Prev(now.Add(-jitter)); cur.After(due) {
 				// More than the slot due passed while the wait could not see
 				// it (see overslept).
-				if slots, due = l.overslept(due, cur, now, set); len(slots) > 0 {
+				if slots, due = l.overslept(due, cur, now.Add(-jitter), armed.Add(-jitter), set); len(slots) > 0 {
 					return slots, false, nil
 				}
 				// None of them runs (--catch-up none): wait for the next
@@ -87,11 +93,14 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 
 // overslept sorts out a wake-up that finds slots after due passed: a
 // suspend (a wall-clock wait hears of a resume as of a clock set), the wall
-// clock set forward past a calendar's slots, or a wake-up late (every was
-// stopped, SIGSTOP, or starved of the processor): CLOCK_BOOTTIME less
-// CLOCK_MONOTONIC grows only in a suspend. It returns the slots to run
-// (none: wait on) and the slot due after them.
-func (l *loop) overslept(due, cur, now time.Time, set bool) ([]time.Time, time.Time) {
+// clock set forward past a calendar's slots, slots passed before the wait
+// began (every was busy with a call of its own), or a wake-up late (every
+// was stopped, SIGSTOP, or starved of the processor): CLOCK_BOOTTIME less
+// CLOCK_MONOTONIC grows only in a suspend. now and armed (when the wake-up
+// was due: its time, or the start of the wait if later) are less the
+// wait's jitter. It returns the slots to run (none: wait on) and the slot
+// due after them.
+func (l *loop) overslept(due, cur, now, armed time.Time, set bool) ([]time.Time, time.Time) {
 	since := l.seen.since(l.mark)
 	l.mark = l.seen
 	switch {
@@ -99,20 +108,38 @@ func (l *loop) overslept(due, cur, now time.Time, set bool) ([]time.Time, time.T
 		return l.passed(due, cur, now, ReasonSuspend)
 	case set || since.steps > 0:
 		return l.passed(due, cur, now, ReasonClock)
+	case l.slots.Prev(armed).After(due):
+		return nil, l.busy(due, now)
 	}
-	return l.late(due, cur), due
+	return l.late(due, cur, armed), due
+}
+
+// busy returns the slot to wait for when slots after due passed before the
+// wait for due began: every was waiting on a call of its own (a store that
+// answered slowly, a lock slow to release, hooks), which is no late
+// wake-up. As a run's overrun, it skips them, due included, and waits for
+// the first slot after now.
+func (l *loop) busy(due, now time.Time) time.Time {
+	after := l.slots.Next(now)
+	skipped := schedule.Count(l.slots, due, after, maxCount)
+	l.lateSkips += int(skipped)
+	l.repeated(&l.outages.overrun, "busy", int(skipped), slog.LevelWarn, "slots passed while every waited on its store, lock or hooks, skipping them",
+		"event", EventSkip, "reason", ReasonOverrun, "next", l.label(after).UTC())
+	l.skipped(ReasonOverrun, int(skipped), after)
+	return after
 }
 
 // late returns the slot to run after a wake-up that came late, past the
 // slot due and more (every was stopped by SIGSTOP, or starved): the latest
 // slot, cur, at once, as a wake-up late for one slot runs it; the ones from
 // due to cur are skipped, as a run's overrun skips them. Not a suspend: no
-// time passed that every could not count.
-func (l *loop) late(due, cur time.Time) []time.Time {
+// time passed that every could not count. from is when the wake-up was
+// due (the time before it is not lateness).
+func (l *loop) late(due, cur, from time.Time) []time.Time {
 	skipped := schedule.Count(l.slots, due, cur, maxCount)
 	l.lateSkips += int(skipped)
 	l.repeated(&l.outages.overrun, "late", int(skipped), slog.LevelWarn, "woke up late (stopped or starved), skipping the slots that passed",
-		"event", EventSkip, "reason", ReasonOverrun, "late_ms", l.now().Sub(due).Milliseconds(), "next", l.label(cur).UTC())
+		"event", EventSkip, "reason", ReasonOverrun, "late_ms", l.now().Sub(from).Milliseconds(), "next", l.label(cur).UTC())
 	l.skipped(ReasonOverrun, int(skipped), cur)
 	return []time.Time{cur}
 }

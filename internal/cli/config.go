@@ -115,5 +115,28 @@ func (o *options) check(st job.Settings, sched schedule.Schedule, given string) 
 	case st.StatePath != "" && st.StatePath == st.LockPath:
 		return ui.Usagef("bad --state and --lock %q: they may not name the same file; give each its own", st.StatePath)
 	}
+	return o.checkStore(st)
+}
+
+// checkStore refuses --store where it would be ignored, or ignore another
+// option: with --no-lock and --no-state it keeps nothing; with --lock or
+// --state, the lock and the state are in the store, and the file named
+// would never be used. The URL is not repeated (it may hold a password).
+func (o *options) checkStore(st job.Settings) error {
+	if st.Store == "" {
+		return nil
+	}
+	store := o.label("store")
+	switch {
+	case st.NoLock && st.NoState:
+		return ui.Usagef("bad %s with %s and %s: the store would keep neither the lock nor the state; drop %[1]s, or one of %[2]s and %[3]s",
+			store, o.label("no-lock"), o.label("no-state"))
+	case st.LockPath != "":
+		return ui.Usagef("bad %s %q with %s: the lock is in the store, so the file would exclude nothing; drop %[1]s, or %[3]s for a lock on this host",
+			o.label("lock"), st.LockPath, store)
+	case st.StatePath != "":
+		return ui.Usagef("bad %s %q with %s: the state is in the store, so the file would never be written; drop %[1]s, or %[3]s for a state on this host",
+			o.label("state"), st.StatePath, store)
+	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"time"
 
@@ -84,14 +85,49 @@ func parseFrom(s string, loc *time.Location) (time.Time, error) {
 // is noticed within one buffer.
 const nextBuffer = 32 << 10
 
+// lastYear is the last year whose times RFC 3339 can write (four digits).
+const lastYear = 9999
+
+// horizon returns why slot t, the one after prev, cannot be listed by every
+// next, or "": past the longest span a time.Duration counts from the start
+// (the "in" column; and a grid's slots, counted in it, wrap there into the
+// past), or past the year 9999, which RFC 3339 cannot write.
+func horizon(from, prev, t time.Time, loc *time.Location) string {
+	from, prev, t = from.Round(0), prev.Round(0), t.Round(0) // on the wall clock's readings
+	switch {
+	case !t.After(prev) || !from.Add(t.Sub(from)).Equal(t):
+		return fmt.Sprintf("more than %d years after --from, further than every next counts", maxYears)
+	case t.In(loc).Year() > lastYear:
+		return fmt.Sprintf("past the year %d, which RFC 3339 cannot write", lastYear)
+	}
+	return ""
+}
+
+// maxYears is the longest span every next counts, in whole years: that of
+// a time.Duration.
+const maxYears = math.MaxInt64 / int64(365.2425*24*float64(time.Hour))
+
 // PrintNext prints the next slots, one a line: the time with its zone's
 // offset, the local weekday, how far from the start it is, and, for a slot
-// that a DST change shaped, how. It stops at the first write error.
+// that a DST change shaped, how. It stops at the first write error, and
+// at the first slot past what it can show (see horizon): the slots before
+// it printed, it returns a usage error that says how many -n can ask for.
 func PrintNext(ns NextSettings, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, nextBuffer)
 	t := ns.from
-	for range ns.n {
+	for i := range ns.n {
+		prev := t
 		t = ns.slots.Next(t)
+		if why := horizon(ns.from, prev, t, ns.loc); why != "" {
+			if err := bw.Flush(); err != nil {
+				return fmt.Errorf("cannot write the slots: %w", err)
+			}
+			if i == 0 {
+				return ui.BadFlag("--from", ns.from.In(ns.loc).Format(time.RFC3339Nano), "the next slot lies "+why, "give an earlier time")
+			}
+			return ui.BadFlag("-n", strconv.Itoa(ns.n), fmt.Sprintf("the slots after the first %d lie %s", i, why),
+				fmt.Sprintf("give -n %d or less", i))
+		}
 		local := t.In(ns.loc)
 		note := changeNote(ns.slots.Change(t), local)
 		if _, err := fmt.Fprintf(bw, "%s  %s  in %s%s\n", local.Format(time.RFC3339Nano), local.Format("Mon"), distance(t.Sub(ns.from)), note); err != nil {

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/schedule"
 )
 
@@ -147,5 +149,80 @@ func TestPrintNextNotes(t *testing.T) {
 		if b.String() != tt.want {
 			t.Errorf("every next %q --from %s:\n got  %q\n want %q", tt.expr, tt.from, b.String(), tt.want)
 		}
+	}
+}
+
+// TestPrintNextHorizon: every next never wraps a slot into the past (a
+// grid's slots past the span a time.Duration counts did: 100d -n 1100 from
+// 2026 reached the year 1734) nor writes a year RFC 3339 cannot: it lists
+// the slots it can, then stops with a usage error that says how many -n can
+// ask for (or, when none, that --from is too late).
+func TestPrintNextHorizon(t *testing.T) {
+	utc := func(s string) time.Time {
+		t.Helper()
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	tests := []struct {
+		sched   string
+		from    string
+		n       int
+		lines   int    // slots printed
+		last    string // the last one's time
+		wantErr string // "": none
+	}{
+		{"100d", "2026-01-01T00:00:00Z", 1067, 1067, "2318-02-20T00:00:00Z", ""},
+		{"100d", "2026-01-01T00:00:00Z", 1068, 1067, "2318-02-20T00:00:00Z",
+			`bad -n "1068": the slots after the first 1067 lie more than 292 years after --from, further than every next counts; give -n 1067 or less`},
+		{"100d", "2026-01-01T00:00:00Z", 1100, 1067, "2318-02-20T00:00:00Z",
+			`bad -n "1100": the slots after the first 1067 lie more than 292 years after --from, further than every next counts; give -n 1067 or less`},
+		{"106751d", "2026-01-01T00:00:00Z", 2, 1, "2318-04-12T00:00:00Z",
+			`bad -n "2": the slots after the first 1 lie more than 292 years after --from, further than every next counts; give -n 1 or less`},
+		{"@yearly", "2026-06-01T00:00:00Z", 293, 292, "2318-01-01T00:00:00Z",
+			`bad -n "293": the slots after the first 292 lie more than 292 years after --from, further than every next counts; give -n 292 or less`},
+		{"1h", "9999-12-31T21:30:00Z", 5, 2, "9999-12-31T23:30:00Z",
+			`bad -n "5": the slots after the first 2 lie past the year 9999, which RFC 3339 cannot write; give -n 2 or less`},
+		{"@hourly", "9999-12-31T23:30:00Z", 1, 0, "",
+			`bad --from "9999-12-31T23:30:00Z": the next slot lies past the year 9999, which RFC 3339 cannot write; give an earlier time`},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s from %s -n %d", tt.sched, tt.from, tt.n), func(t *testing.T) {
+			s, err := schedule.Parse(tt.sched, schedule.Options{Zone: time.UTC})
+			if err != nil {
+				t.Fatal(err)
+			}
+			from := utc(tt.from)
+			var b strings.Builder
+			err = PrintNext(NextSettings{slots: s.Anchored(from), loc: time.UTC, from: from, n: tt.n}, &b)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr):
+				t.Errorf("error %v, want %q", err, tt.wantErr)
+			case tt.wantErr != "" && !errors.As(err, new(ui.UsageError)):
+				t.Errorf("error %v is no usage error (exit 2)", err)
+			}
+			lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+			if b.Len() == 0 {
+				lines = nil
+			}
+			if len(lines) != tt.lines {
+				t.Fatalf("%d lines, want %d", len(lines), tt.lines)
+			}
+			prev := from
+			for _, l := range lines {
+				at := utc(strings.Fields(l)[0])
+				if !at.After(prev) {
+					t.Fatalf("slot %s not after %s: wrapped", l, prev)
+				}
+				prev = at
+			}
+			if tt.lines > 0 && !strings.HasPrefix(lines[len(lines)-1], tt.last+" ") {
+				t.Errorf("last line %q, want the slot %s", lines[len(lines)-1], tt.last)
+			}
+		})
 	}
 }
