@@ -67,7 +67,7 @@ func sortAlive(as []Alive) {
 
 // beat runs once at once, then every third of ttl, in a goroutine of its
 // own, until the returned stop is called; stop ends it, then runs leave,
-// each bounded. A call that fails is simply made again at the next beat.
+// the two within leaveTimeout. A call that fails is simply made again at the next beat.
 func beat(ttl time.Duration, once func(context.Context), leave func(context.Context)) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -90,16 +90,22 @@ func beat(ttl time.Duration, once func(context.Context), leave func(context.Cont
 	}()
 	return func() {
 		cancel()
-		<-done
 		c, cl := context.WithTimeout(context.Background(), leaveTimeout)
 		defer cl()
+		select {
+		case <-done:
+		case <-c.Done():
+			return // a beat still in flight: a store that does not answer
+		}
 		leave(c)
 	}
 }
 
-// leaveTimeout bounds taking an announcement back at a stop: a store that
-// does not answer lets it expire instead, and the stop is not held up.
-const leaveTimeout = 300 * time.Millisecond
+// leaveTimeout bounds the whole of taking an announcement back at a stop,
+// the wait for a beat in flight included: a store that does not answer
+// lets the announcement expire instead, and the stop (within 100 ms, even
+// while a store call is in flight) is not held up.
+const leaveTimeout = 50 * time.Millisecond
 
 func (f *Redis) aliveKey(name string) string { return f.prefix + name + ":alive" }
 
