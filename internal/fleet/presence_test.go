@@ -7,6 +7,7 @@ import (
 	"net"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/everycli/every/internal/etcd"
 )
@@ -70,5 +71,49 @@ func TestMember(t *testing.T) {
 	}
 	if _, ok := parseMember("garbage"); ok {
 		t.Error("parseMember(garbage) ok")
+	}
+}
+// A stop is never held up by a store that does not answer: with a beat
+// stuck in a call that ignores its context (a black-holed server under a
+// client that only honours deadlines), stop returns within its bound, and
+// skips the leave.
+func TestBeatStopNotHeldUpByAStuckCall(t *testing.T) {
+	stuck := make(chan struct{})
+	defer close(stuck)
+	inCall := make(chan struct{})
+	left := false
+	stop := beat(time.Hour, func(context.Context) {
+		close(inCall)
+		<-stuck
+	}, func(context.Context) { left = true })
+	<-inCall
+	returned := make(chan struct{})
+	go func() { stop(); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("stop waited for the stuck call (5s and more)")
+	}
+	if left {
+		t.Error("leave ran though a beat was still in flight")
+	}
+}
+
+// With a store that answers, stop takes the announcement back.
+func TestBeatStopLeaves(t *testing.T) {
+	beaten := make(chan struct{}, 1)
+	left := make(chan struct{})
+	stop := beat(time.Hour, func(context.Context) {
+		select {
+		case beaten <- struct{}{}:
+		default:
+		}
+	}, func(context.Context) { close(left) })
+	<-beaten
+	stop()
+	select {
+	case <-left:
+	default:
+		t.Fatal("stop returned without taking the announcement back")
 	}
 }
