@@ -73,6 +73,7 @@ func TestMember(t *testing.T) {
 		t.Error("parseMember(garbage) ok")
 	}
 }
+
 // A stop is never held up by a store that does not answer: with a beat
 // stuck in a call that ignores its context (a black-holed server under a
 // client that only honours deadlines), stop returns within its bound, and
