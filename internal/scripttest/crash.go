@@ -29,16 +29,7 @@ import (
 // logged seed; EVERY_TORTURE_SEED=SEED replays them.
 func killOverlap(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "killoverlap")
-	if len(args) != 2 {
-		ts.Fatalf("usage: killoverlap N DIR")
-	}
-	n, err := strconv.Atoi(args[0])
-	ts.Check(err)
-	seed := tortureSeed(ts)
-	ts.Logf("killoverlap seed %d (EVERY_TORTURE_SEED=%d replays it)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 2))
-	dir := ts.MkAbs(args[1])
-	ts.Check(os.MkdirAll(dir, 0o700))
+	n, rng, dir := nDir(ts, "killoverlap", args, 2)
 	probe, runs := filepath.Join(dir, "probe"), filepath.Join(dir, "runs")
 	every, err := exec.LookPath("every")
 	ts.Check(err)
@@ -75,6 +66,22 @@ func killOverlap(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("a run overlapped a dead every's:\n%s", b)
 	}
 	ts.Logf("%d every killed in mid-run and restarted, %d runs, no overlap", n, count())
+}
+
+// nDir reads the N DIR arguments of a randomised command, logs its seed
+// (tortureSeed) and makes DIR; stream tells the commands' random moments
+// apart.
+func nDir(ts *testscript.TestScript, name string, args []string, stream uint64) (int, *rand.Rand, string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: %s N DIR", name)
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	seed := tortureSeed(ts)
+	ts.Logf("%s seed %d (EVERY_TORTURE_SEED=%d replays it)", name, seed, seed)
+	dir := ts.MkAbs(args[1])
+	ts.Check(os.MkdirAll(dir, 0o700))
+	return n, rand.New(rand.NewPCG(seed, stream)), dir
 }
 
 // tortureSeed is a random seed for a randomised script command, or

@@ -1,7 +1,6 @@
 package scripttest
 
 import (
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,16 +24,7 @@ import (
 // moments come from a logged seed; EVERY_TORTURE_SEED=SEED replays them.
 func killRuns(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "killruns")
-	if len(args) != 2 {
-		ts.Fatalf("usage: killruns N DIR")
-	}
-	n, err := strconv.Atoi(args[0])
-	ts.Check(err)
-	seed := tortureSeed(ts)
-	ts.Logf("killruns seed %d (EVERY_TORTURE_SEED=%d replays it)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
-	dir := ts.MkAbs(args[1])
-	ts.Check(os.MkdirAll(dir, 0o700))
+	n, rng, dir := nDir(ts, "killruns", args, 1)
 	runs := filepath.Join(dir, "runs")
 	every, err := exec.LookPath("every")
 	ts.Check(err)
@@ -94,17 +84,17 @@ func killRuns(ts *testscript.TestScript, neg bool, args []string) {
 		k, err := strconv.Atoi(f[1])
 		ts.Check(err)
 		if seen[k] {
-			ts.Fatalf("EVERY_RUN %d handed out twice (seed %d)", k, seed)
+			ts.Fatalf("EVERY_RUN %d handed out twice", k)
 		}
 		seen[k] = true
 		last = max(last, k)
 	}
 	if rec.Runs != last {
-		ts.Fatalf("the record counts %d runs, the last EVERY_RUN was %d (seed %d)", rec.Runs, last, seed)
+		ts.Fatalf("the record counts %d runs, the last EVERY_RUN was %d", rec.Runs, last)
 	}
 	unseen := rec.Runs - len(seen)
 	if unseen > rec.Failures {
-		ts.Fatalf("%d numbers handed out that no job wrote, %d runs cut short on record: want each counted (seed %d)", unseen, rec.Failures, seed)
+		ts.Fatalf("%d numbers handed out that no job wrote, %d runs cut short on record: want each counted", unseen, rec.Failures)
 	}
 	ts.Logf("%d kills in %v: %d runs, EVERY_RUN never repeated, %d numbers whose job never wrote (killed before its exec), %d runs cut short on record",
 		n, time.Since(start).Round(time.Millisecond), rec.Runs, unseen, rec.Failures)
