@@ -434,8 +434,11 @@ func TestHangingServer(t *testing.T) {
 		slowest = max(slowest, time.Since(t0))
 	}
 	rec.next(t) // the first is in flight, and stays there
-	if slowest > 50*time.Millisecond {
-		t.Errorf("slowest observer call took %v, want well under 50ms", slowest)
+	// The server never answers (Timeout is a minute): a call that waited
+	// for it would take that long. 5s is far from both, and a loaded
+	// machine meets it (50ms it did not always).
+	if slowest > 5*time.Second {
+		t.Errorf("slowest observer call took %v, want at once, not at the server's answer", slowest)
 	}
 	t.Logf("slowest observer call: %v", slowest)
 	const closeBound = 200 * time.Millisecond
@@ -443,7 +446,9 @@ func TestHangingServer(t *testing.T) {
 	p.Close(closeBound)
 	took := time.Since(t0)
 	t.Logf("Close(%v) took %v", closeBound, took)
-	if took < closeBound || took > closeBound+300*time.Millisecond {
+	// At least its bound; at most the bound and a loaded machine's slack,
+	// far below the minute a wait for the hanging server would take.
+	if took < closeBound || took > closeBound+5*time.Second {
 		t.Errorf("Close(%v) took %v", closeBound, took)
 	}
 	if l := logs.lines("level=WARN", "pings not sent at stop", "count=10"); len(l) != 1 {
