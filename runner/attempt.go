@@ -95,6 +95,7 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 		Output:    l.tail,
 		Hold:      l.cfg.QuietSuccess,
 		Lock:      lock.Inherited(lease),
+		guard:     l.runGuard(),
 		warnings:  &l.outages.exec,
 	}
 	late := l.now().Sub(slot)
@@ -163,6 +164,22 @@ func (l *loop) watch(ctx context.Context, lease lock.Lease, w watched) (Result, 
 			}
 			// SIGUSR1 asks for a run, and one is running.
 		}
+	}
+}
+
+// runGuard is the guard the loop's runs share (guard_*.go), made at the
+// first run; nil if it cannot be made (each run then tries its own).
+func (l *loop) runGuard() *guard {
+	if l.guard == nil {
+		l.guard, _ = newGuard()
+	}
+	return l.guard
+}
+
+// closeGuard closes the runs' guard, once the loop runs no more.
+func (l *loop) closeGuard() {
+	if l.guard != nil {
+		l.guard.close()
 	}
 }
 

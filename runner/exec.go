@@ -47,6 +47,9 @@ type Attempt struct {
 	// started, if set, is closed once the command is started (or failed
 	// to): the loop's path from slot to exec is over.
 	started chan<- struct{}
+	// guard, the loop's, ties the command's group to every's life
+	// (guard_*.go); nil: Exec makes one for this attempt alone.
+	guard *guard
 }
 
 // ExecFunc runs one attempt to its end. When ctx ends, the attempt is stopped as
@@ -94,7 +97,13 @@ func Exec(ctx context.Context, a Attempt) Result {
 		warn = &execWarnings{}
 	}
 	var esc *escapees
-	g, err := newGuard()
+	g, err := a.guard, error(nil)
+	if g == nil {
+		// A one-off: its own guard, closed once its group is swept.
+		if g, err = newGuard(); err == nil {
+			defer g.close()
+		}
+	}
 	if err == nil {
 		cmd.ExtraFiles = inherited(g.file(), a.Lock)
 		esc, err = procs.start(cmd)
@@ -110,9 +119,6 @@ func Exec(ctx context.Context, a Attempt) Result {
 		out.start(err == nil)
 	}
 	if err != nil {
-		if g != nil {
-			g.release()
-		}
 		return Result{Outcome: Failure, ExitCode: StartErrorCode(err), Err: err}
 	}
 	pgid := cmd.Process.Pid
@@ -134,7 +140,7 @@ func Exec(ctx context.Context, a Attempt) Result {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 		procs.forget(pgid)
-		g.release()
+		g.disarm()
 		waited <- err
 	}()
 

@@ -18,14 +18,44 @@ import (
 // The guard's promise, without killing the test: every's end of the pipe
 // closing, as when every dies, has the kernel SIGKILL the command's whole
 // group, a grandchild that the parent-death signal never reaches included.
+// The guard serves runs one after the other: the first run ends as runs do,
+// and the signal goes to the second's group.
 func TestGuardKillsTheGroupWhenEveryDies(t *testing.T) {
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "gc.pid")
 	g, err := newGuard()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The grandchild ignores SIGTERM and SIGHUP: only SIGKILL ends it.
+	first, firstGC := startGuarded(t, g)
+	_ = syscall.Kill(-first.Process.Pid, syscall.SIGKILL) // the run's end and sweep
+	_ = first.Wait()
+	procs.forget(first.Process.Pid)
+	g.disarm()
+	if !testutil.Eventually(func() bool { return !running(firstGC) }) {
+		t.Fatalf("the first run's grandchild %d outlived its group's sweep", firstGC)
+	}
+
+	cmd, gc := startGuarded(t, g)
+	g.close() // every "dies": its descriptors close
+	if !testutil.Eventually(func() bool { return !running(gc) }) {
+		t.Fatalf("grandchild %d still runs %v after every's end of the guard closed", gc, testutil.WaitBound)
+	}
+	err = cmd.Wait()
+	procs.forget(cmd.Process.Pid)
+	if cmd.ProcessState == nil {
+		t.Fatalf("wait for the command: %v", err)
+	}
+	if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the command ended with %v, want killed by SIGKILL", err)
+	}
+}
+
+// startGuarded starts, under guard g, a shell in a process group of its own
+// whose child (the command's grandchild, as every sees it) ignores SIGTERM
+// and SIGHUP, and returns the shell and the grandchild's pid. The test's end
+// kills what is left.
+func startGuarded(t *testing.T, g *guard) (*exec.Cmd, int) {
+	t.Helper()
+	pidFile := filepath.Join(t.TempDir(), "gc.pid")
 	cmd := exec.Command("/bin/sh", "-c", `trap "" TERM HUP; sleep 60 & echo $! >"$1"; wait; true`, "sh", pidFile)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.ExtraFiles = []*os.File{g.file()}
@@ -34,15 +64,9 @@ func TestGuardKillsTheGroupWhenEveryDies(t *testing.T) {
 	if _, err := procs.start(cmd); err != nil {
 		t.Fatal(err)
 	}
-	waited := false
-	defer func() {
-		if !waited {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
-		}
-		procs.forget(cmd.Process.Pid)
-	}()
-	if err := g.arm(cmd.Process.Pid); err != nil {
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	if err := g.arm(pgid); err != nil {
 		t.Fatal(err)
 	}
 	var gc int
@@ -54,20 +78,9 @@ func TestGuardKillsTheGroupWhenEveryDies(t *testing.T) {
 		t.Fatalf("no grandchild pid in %s within %v", pidFile, testutil.WaitBound)
 	}
 	if !running(gc) {
-		t.Fatalf("grandchild %d is not running before the guard's end closes", gc)
+		t.Fatalf("grandchild %d is not running", gc)
 	}
-	g.w.Close() // every "dies"
-	if !testutil.Eventually(func() bool { return !running(gc) }) {
-		t.Fatalf("grandchild %d still runs %v after every's end of the guard closed", gc, testutil.WaitBound)
-	}
-	err = cmd.Wait()
-	waited = true
-	if cmd.ProcessState == nil {
-		t.Fatalf("wait for the command: %v", err)
-	}
-	if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("the command ended with %v, want killed by SIGKILL", err)
-	}
+	return cmd, gc
 }
 
 // A run's command holds the guard's read end as descriptor 3 and the lock's

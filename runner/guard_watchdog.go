@@ -8,7 +8,8 @@ import "os"
 // cannot have the kernel signal a group with SIGKILL when a pipe's writer
 // goes (no F_SETSIG; their SIGIO is ignored by default), so the guard is a
 // watchdog (watchdog_unix.go): a tiny process in the group that kills it
-// when every's end of its pipe closes. It costs a process a run.
+// when every's end of its pipe closes. It costs a process a run. A loop's
+// runs share one guard, as on Linux; each arms its own watchdog.
 type guard struct {
 	dog *watchdog
 }
@@ -27,10 +28,14 @@ func (g *guard) arm(pgid int) error {
 	return err
 }
 
-// release lets the watchdog go and reaps it: call it once the group has
-// been sent SIGKILL.
-func (g *guard) release() {
+// disarm lets the run's watchdog go and reaps it: call it once the group
+// has been sent SIGKILL.
+func (g *guard) disarm() {
 	if g.dog != nil {
 		g.dog.release()
+		g.dog = nil
 	}
 }
+
+// close is disarm: a watchdog guard holds nothing between runs.
+func (g *guard) close() { g.disarm() }

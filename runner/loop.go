@@ -38,6 +38,8 @@ type Exit struct {
 type loop struct {
 	cfg Config
 	log *slog.Logger
+	// guard ties each run's process group to every's life (guard_*.go).
+	guard *guard
 	// slots is the schedule: the calendar, or the grid on anchor.
 	slots  schedule.Schedule
 	anchor time.Time
@@ -110,6 +112,7 @@ func Loop(ctx context.Context, cfg Config) Exit {
 	}
 	l := &loop{cfg: cfg, log: cfg.Logger, offset: cfg.Clock.Offset(), suspended: cfg.Clock.Suspended()}
 	defer l.syncAtExit()
+	defer l.closeGuard()
 	queue, due, done, stop := l.begin(ctx)
 	switch {
 	case stop != nil:
