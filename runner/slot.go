@@ -161,7 +161,7 @@ func (l *loop) run(ctx context.Context, p runPlan, out *outcome) {
 	if !p.written {
 		before := l.rec
 		l.rec = l.booked(p.slot, p.start, p.manual)
-		stop, ok := l.saveStart(ctx, before)
+		stop, ok := l.saveStart(ctx, before, p.lease.Token() != 0)
 		if stop != nil {
 			// Stopped while a store that does not answer held the start:
 			// the command never started (a start that lands later reads as
@@ -239,7 +239,8 @@ func (l *loop) told(p runPlan, e runEnd, out *outcome) {
 // (nothing is synced between a slot and its exec), but for a number not
 // reserved on disk yet (see reserve). A local file is written at once; a
 // server's write listens for a stop, which it returns (the run must not
-// start).
+// start). fleet says the record is a fleet store's, under a lease with a
+// fencing token: the record is the reservation itself.
 //
 // ok is false when the run must not start, its number not given (l.rec is
 // before again, its reservation kept): EVERY_RUN would pass MaxCount, or
@@ -248,7 +249,7 @@ func (l *loop) told(p runPlan, e runEnd, out *outcome) {
 // its record not be marked behind it (see File.MarkBehind) for a restart
 // to go on after it. So a number is handed out only where a reservation on
 // disk covers it, and a restart never gives it again.
-func (l *loop) saveStart(ctx context.Context, before state.Record) (stop os.Signal, ok bool) {
+func (l *loop) saveStart(ctx context.Context, before state.Record, fleet bool) (stop os.Signal, ok bool) {
 	if l.cfg.Store == nil {
 		return nil, true
 	}
@@ -269,7 +270,20 @@ func (l *loop) saveStart(ctx context.Context, before state.Record) (stop os.Sign
 	}
 	l.saved(err)
 	if l.syncer() == nil {
-		// A server's record: as durable as its store keeps it.
+		// A server's record: as durable as its store keeps it. A fleet
+		// store's (a lease with a fencing token) is the reservation itself:
+		// a start it refused is no number on record, and another instance,
+		// reading the record, would hand the same one out. The slot is
+		// skipped, until a write succeeds.
+		switch {
+		case err != nil && fleet:
+			l.rec = before
+			l.cannotReserve(err)
+			return nil, false
+		case err == nil:
+			l.ended(&l.outages.reserve, true, "run numbers reserved on disk again", "event", EventSkip, "reason", ReasonState,
+				"state", l.cfg.Store.Where())
+		}
 		return nil, true
 	}
 	switch {
@@ -316,7 +330,16 @@ func (l *loop) unbook(ctx context.Context, before state.Record) {
 func (l *loop) cannotReserve(err error) {
 	l.repeated(&l.outages.reserve, "reserve", 1, slog.LevelError, "cannot reserve a run number, skipping the slot",
 		"event", EventSkip, "reason", ReasonState, "state", l.cfg.Store.Where(),
-		"error", fmt.Sprintf("%v (runs %d, numbers reserved on disk up to %d)", err, l.rec.Runs, l.dur.reserved))
+		"error", l.reserveError(err))
+}
+
+// reserveError says why no run number could be reserved, and what is on
+// record.
+func (l *loop) reserveError(err error) string {
+	if l.syncer() == nil {
+		return fmt.Sprintf("%v (runs %d on record: the store did not take the run's start)", err, l.rec.Runs)
+	}
+	return fmt.Sprintf("%v (runs %d, numbers reserved on disk up to %d)", err, l.rec.Runs, l.dur.reserved)
 }
 
 // lockFailed logs why the lock could not be taken, and returns it as a skip
