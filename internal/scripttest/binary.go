@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/everycli/every/internal/catch"
 )
 
 // Main runs a package's tests with the real programs on PATH, for tests
@@ -21,6 +23,9 @@ func Main(m *testing.M) { MainIn(m, "") }
 // directory; "" for that): for tests that read the repository's files by
 // their paths from its root. The helpers run where they are started.
 func MainIn(m *testing.M, dir string) {
+	// The tests and their helpers keep the signals' defaults: package
+	// catch, linked into packages that import job, caught them at start.
+	catch.Release()
 	testscript.Main(withEvery{m, dir}, map[string]func(){"job": JobMain, "exitstatus": ExitStatusMain})
 }
 
