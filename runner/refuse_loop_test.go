@@ -3,46 +3,15 @@ package runner
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/everycli/every/lock"
-	"github.com/everycli/every/state"
 )
-
-// refusingStore is a fleet store (no Sync: a server's record) that can
-// refuse writes, as a Redis out of memory or a read-only replica does.
-type refusingStore struct {
-	memStore
-	mu      sync.Mutex
-	refuse  bool
-	refused int
-}
-
-func (s *refusingStore) setRefuse(r bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.refuse = r
-}
-
-func (s *refusingStore) Save(ctx context.Context, r *state.Record) error {
-	s.mu.Lock()
-	refuse := s.refuse
-	if refuse {
-		s.refused++
-	}
-	s.mu.Unlock()
-	if refuse {
-		return errors.New("OOM command not allowed when used memory > 'maxmemory'")
-	}
-	return s.memStore.Save(ctx, r)
-}
 
 // fencedLock is a memLock whose leases carry a fencing token, as a fleet
 // store's do.
@@ -66,7 +35,9 @@ func (fencedLease) Token() int64 { return 1 }
 // succeeds; each EVERY_RUN the command saw was the store's count then.
 func TestLoopRefusingStoreHandsOutNoNumber(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &refusingStore{}
+		// A store without Sync, a server's record, refusing writes while
+		// set (as a Redis out of memory or a read-only replica does).
+		store := &faultyStore{}
 		var runs execRuns
 		var buf bytes.Buffer
 		f := &fakeExec{took: []time.Duration{10 * time.Millisecond}}
@@ -87,11 +58,11 @@ func TestLoopRefusingStoreHandsOutNoNumber(t *testing.T) {
 		done := make(chan Exit, 1)
 		go func() { done <- Loop(context.Background(), cfg) }()
 		time.Sleep(2500 * time.Millisecond)
-		store.setRefuse(true)
+		store.set(true, false)
 		before := len(runs.all())
 		time.Sleep(10 * time.Second)
 		during := len(runs.all()) - before
-		store.setRefuse(false)
+		store.set(false, false)
 		time.Sleep(3 * time.Second)
 		signals <- os.Signal(sigterm)
 		<-done
