@@ -220,7 +220,7 @@ func (p *Pinger) enqueue(pg ping) {
 	}
 	p.mu.Unlock()
 	if due {
-		p.log.Warn("ping queue full, dropping the oldest ping", "event", "ping", "host", p.host, "ping", dropped.kind,
+		p.log.Warn("ping queue full, dropping the oldest ping", "event", runner.EventPing, "host", p.host, "ping", dropped.kind,
 			"count", count, "queue", queueSize)
 	}
 	select {

@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/everycli/every/runner"
 )
 
 // newClient returns the client a Pinger uses when it is given none: each
@@ -95,13 +97,13 @@ func (p *Pinger) stopped(taken int) {
 	drops, unshown, _, dropped := p.drops.end()
 	p.mu.Unlock()
 	if dropped && unshown > 0 {
-		p.log.Warn("ping queue full, dropped the oldest pings", "event", "ping", "host", p.host, "count", unshown, "total", drops)
+		p.log.Warn("ping queue full, dropped the oldest pings", "event", runner.EventPing, "host", p.host, "count", unshown, "total", drops)
 	}
 	if left > 0 {
-		p.log.Warn("pings not sent at stop", "event", "ping", "host", p.host, "count", left)
+		p.log.Warn("pings not sent at stop", "event", runner.EventPing, "host", p.host, "count", left)
 	}
 	if total, unshown, since, ok := p.fails.end(); ok && unshown > 0 {
-		p.log.Warn("ping failed", "event", "ping", "host", p.host, "count", unshown, "total", total,
+		p.log.Warn("ping failed", "event", runner.EventPing, "host", p.host, "count", unshown, "total", total,
 			"since", since.Round(0).UTC(), "repeated", true)
 	}
 }
@@ -259,9 +261,9 @@ func (p *Pinger) describe(err error) string {
 
 // delivered logs a ping sent, and the end of a run of failed ones.
 func (p *Pinger) delivered(pg ping, tries int) {
-	p.log.Debug("ping sent", "event", "ping", "host", p.host, "ping", pg.kind, "attempts", tries)
+	p.log.Debug("ping sent", "event", runner.EventPing, "host", p.host, "ping", pg.kind, "attempts", tries)
 	if total, unshown, since, ok := p.fails.end(); ok {
-		p.log.Info("pings delivered again", "event", "ping", "host", p.host, "count", unshown, "total", total,
+		p.log.Info("pings delivered again", "event", runner.EventPing, "host", p.host, "count", unshown, "total", total,
 			"since", since.Round(0).UTC(), "ended", true)
 	}
 }
@@ -269,7 +271,7 @@ func (p *Pinger) delivered(pg ping, tries int) {
 // failed logs a ping given up on: the first of a run of failures at warn,
 // then a summary at most once every summaryEvery.
 func (p *Pinger) failed(pg ping, a attempt, tries int) {
-	attrs := []any{"event", "ping", "host", p.host, "ping", pg.kind}
+	attrs := []any{"event", runner.EventPing, "host", p.host, "ping", pg.kind}
 	switch {
 	case a.err != "":
 		attrs = append(attrs, "error", a.err)

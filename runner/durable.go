@@ -124,7 +124,7 @@ func (l *loop) loaded(rec *state.Record) {
 			if seen := rec.Boot + " " + strconv.Itoa(rec.Reserved); seen != l.dur.rebooted {
 				l.dur.rebooted = seen
 				l.log.Warn("state written before a reboot: EVERY_RUN goes on after the numbers reserved then, some of which may have run",
-					"event", "state_error", "state", l.cfg.Store.Where(),
+					"event", EventStateError, "state", l.cfg.Store.Where(),
 					"error", fmt.Sprintf("runs %d on record, numbers reserved up to %d", rec.Runs, rec.Reserved))
 			}
 			rec.Runs = rec.Reserved

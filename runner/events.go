@@ -19,6 +19,7 @@ const (
 	EventHook       = "hook"        // a hook ended
 	EventReady      = "ready"       // once, at start: the schedule and its first slot
 	EventOutput     = "output"      // a failed run's held output was cut (--quiet-success)
+	EventPing       = "ping"        // a ping failed, was dropped, or went through again
 )
 
 // The reasons of skip, catch_up, timeout and kill lines.

@@ -151,7 +151,7 @@ func (l *loop) unlock(lease lock.Lease, stopping bool) os.Signal {
 	var err error
 	stop, done := l.storeCall(context.Background(), stopping, func(context.Context) { err = lease.Unlock() })
 	if done && err != nil {
-		l.log.Error("cannot release the lock", "event", "lock_error", "error", err.Error())
+		l.log.Error("cannot release the lock", "event", EventLockError, "error", err.Error())
 	}
 	return stop
 }
@@ -182,14 +182,14 @@ func (l *loop) load(ctx context.Context) (*state.Record, os.Signal, error) {
 		// Left empty or torn by a power loss: the job goes on from the
 		// record last synced.
 		l.repeated(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, going on from its last synced copy",
-			"event", "state_error", "state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Error())
+			"event", EventStateError, "state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Error())
 		err = nil
 	case errors.As(err, &corrupt):
-		l.repeated(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, starting fresh", "event", "state_error",
+		l.repeated(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, starting fresh", "event", EventStateError,
 			"state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Err.Error())
 		return nil, nil, nil
 	case err == nil && rec != nil:
-		l.ended(&l.outages.corrupt, false, "state usable again", "event", "state_error", "state", l.cfg.Store.Where())
+		l.ended(&l.outages.corrupt, false, "state usable again", "event", EventStateError, "state", l.cfg.Store.Where())
 	}
 	if err == nil && rec != nil {
 		l.loaded(rec)
@@ -227,11 +227,11 @@ func (l *loop) saved(err error) {
 	if err != nil {
 		l.unsaved = true
 		l.repeated(&l.outages.stateWrite, "write", 1, slog.LevelError, "cannot write state, will try again at the next run",
-			"event", "state_error", "state", l.cfg.Store.Where(), "error", err.Error())
+			"event", EventStateError, "state", l.cfg.Store.Where(), "error", err.Error())
 		return
 	}
 	l.unsaved = false
-	l.ended(&l.outages.stateWrite, false, "state written again", "event", "state_error", "state", l.cfg.Store.Where())
+	l.ended(&l.outages.stateWrite, false, "state written again", "event", EventStateError, "state", l.cfg.Store.Where())
 }
 
 // holderAlive reports whether the run a record shows as running may still be

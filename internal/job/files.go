@@ -67,7 +67,7 @@ func jobFiles(st Settings, cfg *runner.Config, commandPath string) (mark runner.
 	case errors.Is(err, errForeignMarker):
 		return nil, nil, fmt.Errorf("cannot mark the job active in %q: %w; remove it, or choose --state-dir or --state", path, ui.UnwrapPath(err))
 	case err != nil:
-		cfg.Logger.Warn("cannot mark the job active: every status will show it inactive", "event", "state_error", "error", err)
+		cfg.Logger.Warn("cannot mark the job active: every status will show it inactive", "event", runner.EventStateError, "error", err)
 		return nil, nil, nil
 	}
 	return m, nil, nil
@@ -116,7 +116,7 @@ func fleetStore(st Settings, cfg *runner.Config) (leave func(), err error) {
 	if transient != nil {
 		// The event of a store down at a slot (SPEC sections 8 and 11), said
 		// at once: a first slot hours away would otherwise be silent about it.
-		cfg.Logger.Warn("store unreachable at start; slots are skipped until it answers", "event", "skip", "reason", "store", "error", fleet.NoPassword(transient.Error(), raw))
+		cfg.Logger.Warn("store unreachable at start; slots are skipped until it answers", "event", runner.EventSkip, "reason", runner.ReasonStore, "error", fleet.NoPassword(transient.Error(), raw))
 	}
 	ttl := f.LeaseTTL(st.LockTTL)
 	if !st.NoLock {
