@@ -71,6 +71,47 @@ func (f File) moveAside(now time.Time) (string, error) {
 	}
 }
 
+// setAsideAs moves a store's record to the first free name of those set
+// aside at now (prefix, then an order: see asideOrder), after any of that
+// second in found, with move, which reports whether the name was free;
+// then it removes with remove the keys set aside but the keptAside newest.
+// found, listed before the move, is incomplete when listErr is set: the
+// pruning is left out, and names are still never reused (move creates only
+// what is absent).
+func setAsideAs(found []asideFile, listErr error, prefix string, now time.Time, move func(name string) (bool, error), remove func(name string)) (string, error) {
+	sec := now.Unix()
+	n := 1
+	for _, a := range found {
+		if a.sec == sec {
+			n = max(n, a.n+1)
+		}
+	}
+	base := prefix + strconv.FormatInt(sec, 10)
+	for tries := 0; ; tries++ {
+		moved := base
+		if n > 1 {
+			moved += "-" + strconv.Itoa(n)
+		}
+		done, err := move(moved)
+		switch {
+		case err != nil:
+			return "", err
+		case done && listErr != nil:
+			return moved, nil
+		case done:
+			found = append(found, asideFile{moved, sec, n})
+			sortAside(found)
+			for _, a := range found[min(keptAside, len(found)):] {
+				remove(a.name)
+			}
+			return moved, nil
+		case tries >= maxAsideTries:
+			return "", fmt.Errorf("no free name from %s on", moved)
+		}
+		n++
+	}
+}
+
 // maxAsideTries bounds the names tried in one second: more than ever set
 // aside in one.
 const maxAsideTries = 1000

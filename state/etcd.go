@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -74,47 +73,23 @@ func (e Etcd) setAside(ctx context.Context, b []byte, now time.Time) (string, er
 	// A range refused or cut short costs the pruning only: the names are
 	// still never reused, by the create-if-absent.
 	found, listErr := e.aside(ctx, prefix)
-	sec := now.Unix()
-	n := 1
-	for _, a := range found {
-		if a.sec == sec {
-			n = max(n, a.n+1)
-		}
-	}
-	base := prefix + strconv.FormatInt(sec, 10)
 	key := []byte(e.Key)
-	for tries := 0; ; tries++ {
-		moved := base
-		if n > 1 {
-			moved += "-" + strconv.Itoa(n)
-		}
+	return setAsideAs(found, listErr, prefix, now, func(name string) (bool, error) {
 		cur, err := e.Client.Range(ctx, key, nil, 1)
 		if err != nil {
-			return "", err
+			return false, err
 		}
 		if len(cur.KVs) == 0 || !bytes.Equal(cur.KVs[0].Value, b) {
-			return "", fmt.Errorf("the record changed meanwhile")
+			return false, fmt.Errorf("the record changed meanwhile")
 		}
 		res, err := e.Client.Txn(ctx,
-			[]etcd.Cmp{etcd.CreateIs([]byte(moved), 0), etcd.ModIs(key, cur.KVs[0].ModRevision)},
-			[]etcd.Op{etcd.Put([]byte(moved), b, 0), etcd.Delete(key)}, nil)
-		switch {
-		case err != nil:
-			return "", err
-		case res.Succeeded && listErr != nil:
-			return moved, nil
-		case res.Succeeded:
-			found = append(found, asideFile{moved, sec, n})
-			sortAside(found)
-			for _, a := range found[min(keptAside, len(found)):] {
-				_ = e.Client.Delete(ctx, []byte(a.name))
-			}
-			return moved, nil
-		case tries >= maxAsideTries:
-			return "", fmt.Errorf("no free name from %s on", moved)
+			[]etcd.Cmp{etcd.CreateIs([]byte(name), 0), etcd.ModIs(key, cur.KVs[0].ModRevision)},
+			[]etcd.Op{etcd.Put([]byte(name), b, 0), etcd.Delete(key)}, nil)
+		if err != nil {
+			return false, err
 		}
-		n++
-	}
+		return res.Succeeded, nil
+	}, func(name string) { _ = e.Client.Delete(ctx, []byte(name)) })
 }
 
 // aside lists the keys set aside (named prefix and an order, see

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -71,37 +70,9 @@ func (r Redis) setAside(ctx context.Context, now time.Time) (string, error) {
 	// A scan refused (an ACL without SCAN) or cut short costs the pruning
 	// only: the names are still never reused, by RENAMENX.
 	found, scanErr := r.aside(ctx, prefix)
-	sec := now.Unix()
-	n := 1
-	for _, a := range found {
-		if a.sec == sec {
-			n = max(n, a.n+1)
-		}
-	}
-	base := prefix + strconv.FormatInt(sec, 10)
-	for tries := 0; ; tries++ {
-		moved := base
-		if n > 1 {
-			moved += "-" + strconv.Itoa(n)
-		}
-		done, err := r.Client.RenameNX(ctx, r.Key, moved).Result()
-		switch {
-		case err != nil:
-			return "", err
-		case done && scanErr != nil:
-			return moved, nil
-		case done:
-			found = append(found, asideFile{moved, sec, n})
-			sortAside(found)
-			for _, a := range found[min(keptAside, len(found)):] {
-				_ = r.Client.Del(ctx, a.name).Err()
-			}
-			return moved, nil
-		case tries >= maxAsideTries:
-			return "", fmt.Errorf("no free name from %s on", moved)
-		}
-		n++
-	}
+	return setAsideAs(found, scanErr, prefix, now, func(name string) (bool, error) {
+		return r.Client.RenameNX(ctx, r.Key, name).Result()
+	}, func(name string) { _ = r.Client.Del(ctx, name).Err() })
 }
 
 // aside lists the keys set aside (named prefix and an order, see
