@@ -171,13 +171,12 @@ func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
 	return fmt.Errorf("%w: %w", ErrUnreachable, last)
 }
 
-// post makes one call to endpoint n.
-func (c *Client) post(ctx context.Context, n int, path string, body []byte, resp any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
+// request is a JSON POST of body to path on endpoint n, with the token of
+// the last authentication, if any.
+func (c *Client) request(ctx context.Context, n int, path string, body []byte) (*http.Request, error) {
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base[n]+path, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	c.mu.Lock()
@@ -185,6 +184,17 @@ func (c *Client) post(ctx context.Context, n int, path string, body []byte, resp
 		hr.Header.Set("Authorization", c.token)
 	}
 	c.mu.Unlock()
+	return hr, nil
+}
+
+// post makes one call to endpoint n.
+func (c *Client) post(ctx context.Context, n int, path string, body []byte, resp any) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	hr, err := c.request(ctx, n, path, body)
+	if err != nil {
+		return err
+	}
 	res, err := c.http.Do(hr)
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ package etcd
 // as they are made.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,17 +78,11 @@ func (c *Client) Watch(ctx context.Context, key []byte, from int64) (*Watch, err
 // openWatch opens the stream on endpoint n.
 func (c *Client) openWatch(ctx context.Context, n int, body []byte) (*Watch, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base[n]+"/v3/watch", bytes.NewReader(body))
+	hr, err := c.request(ctx, n, "/v3/watch", body)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	hr.Header.Set("Content-Type", "application/json")
-	c.mu.Lock()
-	if c.token != "" {
-		hr.Header.Set("Authorization", c.token)
-	}
-	c.mu.Unlock()
 	// The transport's ResponseHeaderTimeout bounds the wait for the
 	// answer's head: the gateway sends it with the watch's creation.
 	res, err := c.http.Do(hr)
