@@ -276,6 +276,14 @@ func b2i(b bool) int {
 	return 0
 }
 
+// beforeReboot is a durable record of cfg's job written before a reboot
+// (another boot's), 7 runs on record and 19 reserved.
+func beforeReboot(cfg Config) *state.Record {
+	return &state.Record{Version: state.Version, Name: "job", Command: cfg.Command, Schedule: cfg.Schedule.Recorded(),
+		Anchor: time.Now().Add(-time.Hour), LastSlot: time.Now().Add(-time.Minute), Runs: 7, Reserved: 19,
+		Boot: "another-boot", Durable: true}
+}
+
 // A record written before a reboot may have lost the starts written after
 // it: the run numbers go on after what it reserved, never repeating one,
 // and that start is synced before its command runs.
@@ -287,10 +295,8 @@ func TestLoopAfterRebootSkipsReservedNumbers(t *testing.T) {
 		var buf bytes.Buffer
 		cfg := durConfig(f, &buf, log, store)
 		cfg.MaxRuns = 1
-		rec := state.Record{Version: state.Version, Name: "job", Command: cfg.Command, Schedule: cfg.Schedule.Recorded(),
-			Anchor: time.Now().Add(-time.Hour), LastSlot: time.Now().Add(-time.Minute), Runs: 7, Reserved: 19,
-			Boot: "another-boot", Durable: true}
-		store.rec, store.disk = &rec, &rec
+		rec := beforeReboot(cfg)
+		store.rec, store.disk = rec, rec
 		Loop(context.Background(), cfg)
 		if len(f.calls) != 1 || f.calls[0].env["EVERY_RUN"] != "20" {
 			t.Fatalf("EVERY_RUN %q, want 20 (after the 19 reserved before the reboot)", f.calls[0].env["EVERY_RUN"])

@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
-	"time"
-
-	"github.com/everycli/every/state"
 )
 
 // The warning of a record written before a reboot is given once: not again
@@ -22,10 +19,8 @@ func TestLoopRebootWarnedOnce(t *testing.T) {
 		var buf bytes.Buffer
 		cfg := durConfig(f, &buf, log, store)
 		cfg.MaxRuns = 3
-		rec := state.Record{Version: state.Version, Name: "job", Command: cfg.Command, Schedule: cfg.Schedule.Recorded(),
-			Anchor: time.Now().Add(-time.Hour), LastSlot: time.Now().Add(-time.Minute), Runs: 7, Reserved: 19,
-			Boot: "another-boot", Durable: true}
-		store.rec, store.disk = &rec, &rec
+		rec := beforeReboot(cfg)
+		store.rec, store.disk = rec, rec
 		Loop(context.Background(), cfg)
 		if len(f.calls) != 3 || f.calls[0].env["EVERY_RUN"] != "20" {
 			t.Fatalf("%d runs, EVERY_RUN %q, want 3 from 20", len(f.calls), f.calls[0].env["EVERY_RUN"])
