@@ -99,7 +99,7 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 		warnings:  &l.outages.exec,
 	}
 	late := l.now().Sub(slot)
-	l.log.Info("run started", "event", EventStart, "slot", l.label(slot).UTC(), "attempt", k, "late_ms", float64(late.Microseconds())/1000)
+	l.log.Info("run started", "event", EventStart, "slot", l.time.label(slot).UTC(), "attempt", k, "late_ms", float64(late.Microseconds())/1000)
 
 	done := make(chan Result, 1)
 	go func() { done <- l.cfg.Exec(actx, a) }()
@@ -194,7 +194,7 @@ func (l *loop) env(slot time.Time, attempt int, token int64) []string {
 		"EVERY_NAME="+l.cfg.Name,
 		"EVERY_RUN="+strconv.Itoa(l.rec.Runs),
 		"EVERY_ATTEMPT="+strconv.Itoa(attempt),
-		"EVERY_SLOT="+l.label(slot).UTC().Format(time.RFC3339Nano),
+		"EVERY_SLOT="+l.time.label(slot).UTC().Format(time.RFC3339Nano),
 		"EVERY_LAST_SUCCESS="+last,
 	)
 	if token != 0 {

@@ -40,20 +40,8 @@ type loop struct {
 	log *slog.Logger
 	// guard ties each run's process group to every's life (guard_*.go).
 	guard *guard
-	// slots is the schedule: the calendar, or the grid on anchor.
-	slots  schedule.Schedule
-	anchor time.Time
-	// The loop's times are on a timeline of its own (see now): for a grid,
-	// the wall clock less shift, the steps of the wall clock seen since the
-	// start (so that a step moves no slot, and a suspend passes slots); for
-	// a calendar, the wall clock itself (shift stays 0). The times it
-	// records and passes on (labels) are the wall clock's: its times plus
-	// shift. offset and suspended are Clock.Offset and Clock.Suspended as
-	// last taken into account.
-	shift, offset, suspended time.Duration
-	// seen counts the suspends and the steps of the wall clock seen, and
-	// mark their counts when the slot at hand began: what passed since.
-	seen, mark clockEvents
+	// time is the loop's own time base, and the grid on it (timeline.go).
+	time timeline
 	// stale is how far rec's times were moved with the wall clock (a step,
 	// for a grid) since rec was what the store holds: a store that still
 	// holds it before the move holds this process's own record.
@@ -110,7 +98,7 @@ func Loop(ctx context.Context, cfg Config) Exit {
 	if cfg.Clock == nil {
 		cfg.Clock = systemClock{}
 	}
-	l := &loop{cfg: cfg, log: cfg.Logger, offset: cfg.Clock.Offset(), suspended: cfg.Clock.Suspended()}
+	l := &loop{cfg: cfg, log: cfg.Logger, time: newTimeline(cfg.Clock, cfg.Schedule)}
 	defer l.syncAtExit()
 	defer l.closeGuard()
 	queue, due, done, stop := l.begin(ctx)
@@ -184,7 +172,7 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, don
 	if rec != nil {
 		l.rec = *rec
 	}
-	l.setGrid(plan.Anchor)
+	l.time.setGrid(plan.Anchor)
 	l.first = plan.At
 	if o := l.cfg.Observer; o != nil {
 		next := plan.Due
@@ -212,10 +200,10 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, don
 		l.log.Info("schedule changed, starting on a new grid", "event", EventCatchUp, "missed", 0, "policy", policy, "reason", plan.Why.String())
 	}
 	l.ready(plan, now)
-	l.mark = l.seen
+	l.time.markSlot()
 	if plan.Done {
 		l.log.Info("slot already run, nothing to do", "event", EventSkip, "reason", ReasonDone, "count", 1,
-			"slot", l.label(plan.Ran).UTC(), "next", l.label(plan.Due).UTC())
+			"slot", l.time.label(plan.Ran).UTC(), "next", l.time.label(plan.Due).UTC())
 		l.skipped(ReasonDone, 1, plan.Due)
 		return nil, plan.Due, true, nil
 	}
@@ -234,7 +222,7 @@ func (l *loop) ready(plan Start, now time.Time) {
 	case !plan.At.IsZero():
 		at = plan.At
 	}
-	l.log.Info("ready", "event", EventReady, "schedule", l.cfg.Schedule.Recorded(), "first", l.label(first).UTC(), "in", roughly(at.Sub(now)))
+	l.log.Info("ready", "event", EventReady, "schedule", l.cfg.Schedule.Recorded(), "first", l.time.label(first).UTC(), "in", roughly(at.Sub(now)))
 }
 
 // roughly is schedule.Distance.

@@ -60,26 +60,26 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 	}
 	interrupted := rec.Running && !l.holderAlive(rec, l.cfg.Lock != nil)
 	if rec.Schedule == l.cfg.Schedule.Recorded() {
-		if l.otherGrid(rec) && !rec.Latest().After(l.label(now)) && !rec.Anchor.Equal(l.left) {
+		if l.otherGrid(rec) && !rec.Latest().After(l.time.label(now)) && !rec.Anchor.Equal(l.left) {
 			// Another instance runs this job on its own grid: join it. (Not
 			// the grid of a record from the future, the clock set back
 			// since, which this loop left for its own.)
-			l.setGrid(l.unlabel(rec.Anchor))
+			l.time.setGrid(l.time.unlabel(rec.Anchor))
 			if !manual {
-				slot = l.slots.Prev(now)
-				out.next = l.slots.Next(slot)
+				slot = l.time.slots.Prev(now)
+				out.next = l.time.slots.Next(slot)
 			}
 		}
-		if !manual && ranAlready(rec, interrupted, l.label(slot), l.label(now), l.labelled()) {
+		if !manual && ranAlready(rec, interrupted, l.time.label(slot), l.time.label(now), l.time.labelled()) {
 			l.rec = *rec
 			out.next, out.done = l.notPast(out.next), true
 			if l.cfg.MaxRuns == 1 {
 				// A one-shot ends with it: it says so, as its ready line
 				// would have if the run had been over then.
 				l.log.Info("slot already run, nothing to do", "event", EventSkip, "reason", ReasonDone, "count", 1,
-					"slot", l.label(slot).UTC(), "next", l.label(out.next).UTC())
+					"slot", l.time.label(slot).UTC(), "next", l.time.label(out.next).UTC())
 			} else {
-				l.log.Debug("slot already run", "event", EventSkip, "reason", ReasonDone, "count", 1, "slot", l.label(slot).UTC())
+				l.log.Debug("slot already run", "event", EventSkip, "reason", ReasonDone, "count", 1, "slot", l.time.label(slot).UTC())
 			}
 			l.skipped(ReasonDone, 1, out.next)
 			return slot, true

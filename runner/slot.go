@@ -45,9 +45,9 @@ func (o *outcome) stopBy(sig os.Signal) {
 func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchingUp bool) (out outcome) {
 	out.next = due
 	if !manual {
-		out.next = l.slots.Next(slot)
+		out.next = l.time.slots.Next(slot)
 	}
-	l.mark = l.seen
+	l.time.markSlot()
 	now, start := l.startFirst(slot, manual)
 	lease, started, stop, err := l.lock(ctx, start)
 	if stop == nil && err != nil {
@@ -125,7 +125,7 @@ func (l *loop) startFirst(slot time.Time, manual bool) (now time.Time, start *st
 		return now, nil
 	}
 	now, rec := l.now(), l.rec
-	if rec.Running || rec.Schedule != l.cfg.Schedule.Recorded() || l.otherGrid(&rec) || ranAlready(&rec, false, l.label(slot), l.label(now), l.labelled()) {
+	if rec.Running || rec.Schedule != l.cfg.Schedule.Recorded() || l.otherGrid(&rec) || ranAlready(&rec, false, l.time.label(slot), l.time.label(now), l.time.labelled()) {
 		return now, nil
 	}
 	s := l.booked(slot, now, false)
@@ -135,17 +135,17 @@ func (l *loop) startFirst(slot time.Time, manual bool) (now time.Time, start *st
 // otherGrid reports whether rec, of this schedule, is on another grid than
 // the loop's: another instance's, for the loop to join.
 func (l *loop) otherGrid(rec *state.Record) bool {
-	return !l.cfg.Schedule.WallClock() && !rec.Anchor.Equal(l.label(l.anchor))
+	return !l.cfg.Schedule.WallClock() && !rec.Anchor.Equal(l.time.label(l.time.anchor))
 }
 
 // booked returns the loop's record with the start of the run of slot
 // booked; a manual run books the slot it runs in.
 func (l *loop) booked(slot, now time.Time, manual bool) state.Record {
 	if manual {
-		slot = l.slots.Prev(now)
+		slot = l.time.slots.Prev(now)
 	}
 	r := markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule.Recorded(),
-		Anchor: l.label(l.anchor), Slot: l.label(slot), At: l.label(now), Host: l.cfg.Host, PID: l.cfg.PID})
+		Anchor: l.time.label(l.time.anchor), Slot: l.time.label(slot), At: l.time.label(now), Host: l.cfg.Host, PID: l.cfg.PID})
 	r.Skipped = state.AddCount(r.Skipped, l.lateSkips)
 	return r
 }
@@ -186,14 +186,14 @@ func (l *loop) run(ctx context.Context, p runPlan, out *outcome) {
 		l.tail = NewTail(l.cfg.OutputTail)
 	}
 	if o := l.cfg.Observer; o != nil {
-		o.Started(Run{Slot: l.label(p.slot), Start: l.label(p.start), Late: p.start.Sub(p.slot), Record: l.rec, Next: l.label(out.next)})
+		o.Started(Run{Slot: l.time.label(p.slot), Start: l.time.label(p.start), Late: p.start.Sub(p.slot), Record: l.rec, Next: l.time.label(out.next)})
 	}
 	res, attempts, stop := l.attempts(ctx, p.slot, p.lease)
 	e := runEnd{at: l.now(), res: res, attempts: attempts, failedBefore: l.rec.ConsecutiveFailures}
 	l.ran++
 	out.ran, out.res, out.stop = true, res, stop
 	out.next = l.overran(out.next, e.at, p.catchingUp)
-	l.rec = markEnd(l.rec, res, attempts, l.label(e.at))
+	l.rec = markEnd(l.rec, res, attempts, l.time.label(e.at))
 	if res.Outcome == Success {
 		l.failures = 0
 	} else {
@@ -223,8 +223,8 @@ func (l *loop) told(p runPlan, e runEnd, out *outcome) {
 		l.tail.Replay(os.Stdout, os.Stderr)
 	}
 	if o := l.cfg.Observer; o != nil {
-		o.Finished(Run{Slot: l.label(slot), Start: l.label(start), Late: start.Sub(slot), End: l.label(e.at), Result: res, Attempts: e.attempts,
-			Record: l.rec, Next: l.label(out.next), Output: output, Dropped: dropped})
+		o.Finished(Run{Slot: l.time.label(slot), Start: l.time.label(start), Late: start.Sub(slot), End: l.time.label(e.at), Result: res, Attempts: e.attempts,
+			Record: l.rec, Next: l.time.label(out.next), Output: output, Dropped: dropped})
 	}
 	if l.cfg.Hooks.any() {
 		out.hooks = &hookRun{env: l.env(slot, e.attempts, p.lease.Token()), res: res, attempts: e.attempts, duration: e.at.Sub(start),
@@ -384,7 +384,7 @@ func (l *loop) lockFailed(err error) (reason string) {
 // skipped tells the observer of skipped slots.
 func (l *loop) skipped(reason string, count int, next time.Time) {
 	if o := l.cfg.Observer; o != nil {
-		o.Skipped(reason, count, l.label(next))
+		o.Skipped(reason, count, l.time.label(next))
 	}
 }
 
@@ -392,7 +392,7 @@ func (l *loop) skipped(reason string, count int, next time.Time) {
 // or, if the run went past it, the first slot after end, the ones between
 // skipped and logged. Catch-up runs that follow one another overrun nothing.
 func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
-	if since := l.seen.since(l.mark); since.suspends > 0 || since.steps > 0 && l.cfg.Schedule.WallClock() {
+	if since := l.time.since(); since.suspends > 0 || since.steps > 0 && l.cfg.Schedule.WallClock() {
 		// Slots passed in a suspend, or the wall clock set past a calendar's
 		// slots, during the run: missed, not overrun; the wait that follows
 		// sees them passed, and --catch-up picks.
@@ -402,11 +402,11 @@ func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
 		l.ended(&l.outages.overrun, false, "runs fit their slots again", "event", EventSkip, "reason", ReasonOverrun)
 		return next
 	}
-	after := l.slots.Next(end)
-	skipped := schedule.Count(l.slots, next, after, maxCount)
+	after := l.time.slots.Next(end)
+	skipped := schedule.Count(l.time.slots, next, after, maxCount)
 	l.rec.Skipped = state.AddCount(l.rec.Skipped, int(skipped))
 	l.repeated(&l.outages.overrun, "overrun", int(skipped), slog.LevelWarn, "run overran its slots", "event", EventSkip, "reason", ReasonOverrun,
-		"next", l.label(after).UTC())
+		"next", l.time.label(after).UTC())
 	l.skipped(ReasonOverrun, int(skipped), after)
 	return after
 }
@@ -445,7 +445,7 @@ func (l *loop) logFinish(e runEnd, d time.Duration) {
 // skipped slot never makes the loop run late.
 func (l *loop) notPast(next time.Time) time.Time {
 	if now := l.now(); next.Before(now) {
-		return l.slots.Next(now)
+		return l.time.slots.Next(now)
 	}
 	return next
 }

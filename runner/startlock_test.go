@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/everycli/every/lock"
-	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
 
@@ -336,9 +335,10 @@ func TestStartFirst(t *testing.T) {
 		{"lock without LockStart", func(l *loop) { l.cfg.Lock = &memLock{} }, false, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			l := &loop{cfg: Config{Name: "job", Command: []string{"job"}, Schedule: grid("10s"),
-				Lock: session, Store: session, Clock: fixedClock{slot.Add(time.Millisecond)}, Host: "web-1", PID: 42},
-				anchor: anchor, slots: schedule.Grid{Anchor: anchor, Interval: 10 * time.Second}, rec: own, ran: 1}
+			cfg := Config{Name: "job", Command: []string{"job"}, Schedule: grid("10s"),
+				Lock: session, Store: session, Clock: fixedClock{slot.Add(time.Millisecond)}, Host: "web-1", PID: 42}
+			l := &loop{cfg: cfg, time: newTimeline(cfg.Clock, cfg.Schedule), rec: own, ran: 1}
+			l.time.setGrid(anchor)
 			tt.change(l)
 			now, start := l.startFirst(slot, tt.manual)
 			if (start != nil) != tt.want {

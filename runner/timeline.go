@@ -12,43 +12,77 @@ import (
 	"github.com/everycli/every/schedule"
 )
 
-// setGrid puts the schedule on the anchor, a time on the loop's timeline. A
+// timeline is the loop's own time base. For a grid, its times are the wall
+// clock less shift, the steps of the wall clock seen since the start, so
+// that a step moves no slot, and a suspend passes slots; for a calendar,
+// the wall clock itself (shift stays 0). The times the loop records and
+// passes on (labels) are the wall clock's: its times plus shift.
+type timeline struct {
+	clock    Clock
+	schedule schedule.Schedule // the job's, on no anchor
+	// slots is the schedule on anchor: the calendar, or the grid.
+	slots  schedule.Schedule
+	anchor time.Time
+	shift  time.Duration
+	// offset and suspended are Clock.Offset and Clock.Suspended as last
+	// taken into account.
+	offset, suspended time.Duration
+	// seen counts the suspends and the steps of the wall clock seen, and
+	// mark their counts when the slot at hand began: what passed since.
+	seen, mark clockEvents
+}
+
+// newTimeline starts a timeline on c, for s; its grid is set later
+// (setGrid).
+func newTimeline(c Clock, s schedule.Schedule) timeline {
+	return timeline{clock: c, schedule: s, offset: c.Offset(), suspended: c.Suspended()}
+}
+
+// setGrid puts the schedule on the anchor, a time on the timeline. A
 // calendar schedule has no anchor of its own: it is recorded, only.
-func (l *loop) setGrid(anchor time.Time) {
-	l.anchor = anchor
-	l.slots = l.cfg.Schedule.Anchored(anchor)
+func (t *timeline) setGrid(anchor time.Time) {
+	t.anchor = anchor
+	t.slots = t.schedule.Anchored(anchor)
 }
 
-// now reads the clock, onto the loop's timeline: for a grid, the wall clock
-// less the steps seen since the start. It looks for a step or a suspend
-// first (see observe), and reads again after a step, which the reading may
-// straddle.
-func (l *loop) now() time.Time {
-	t := l.cfg.Clock.Now()
-	if l.observe() {
-		t = l.cfg.Clock.Now()
+// now reads the clock, onto the timeline: for a grid, the wall clock less
+// the steps seen since the start. It looks for a step or a suspend first
+// (see observe), and reads again after a step, which the reading may
+// straddle. step is the step of the wall clock seen, if one was.
+func (t *timeline) now() (now time.Time, step time.Duration) {
+	c := t.clock.Now()
+	if step = t.observe(); step != 0 {
+		c = t.clock.Now()
 	}
-	return t.Round(0).Add(-l.shift)
+	return c.Round(0).Add(-t.shift), step
 }
 
-// label returns the wall-clock time of t, a time on the loop's timeline: as
-// it is recorded, logged and passed on (EVERY_SLOT).
-func (l *loop) label(t time.Time) time.Time { return t.Add(l.shift) }
+// label returns the wall-clock time of a time on the timeline: as it is
+// recorded, logged and passed on (EVERY_SLOT).
+func (t *timeline) label(at time.Time) time.Time { return at.Add(t.shift) }
 
-// unlabel returns a wall-clock time of a record on the loop's timeline.
-func (l *loop) unlabel(t time.Time) time.Time { return t.Add(-l.shift) }
+// unlabel returns a wall-clock time of a record on the timeline.
+func (t *timeline) unlabel(at time.Time) time.Time { return at.Add(-t.shift) }
 
 // labelled returns the schedule as the records see it: on wall-clock times.
-func (l *loop) labelled() schedule.Schedule {
-	return l.cfg.Schedule.Anchored(l.label(l.anchor))
+func (t *timeline) labelled() schedule.Schedule {
+	return t.schedule.Anchored(t.label(t.anchor))
 }
 
-// onClock returns t, a time on the loop's timeline, as a time of the Clock,
-// for SleepUntil: the Clock's reading now plus the time until t (which keeps
+// onClock returns at, a time on the timeline, as a time of the Clock, for
+// SleepUntil: the Clock's reading now plus the time until at (which keeps
 // the monotonic reading of the system's clock).
-func (l *loop) onClock(t time.Time) time.Time {
-	return l.cfg.Clock.Now().Add(t.Sub(l.now()))
+func (t *timeline) onClock(at time.Time) time.Time {
+	now, _ := t.now()
+	return t.clock.Now().Add(at.Sub(now))
 }
+
+// markSlot marks the start of the slot at hand: since tells what passed
+// after it.
+func (t *timeline) markSlot() { t.mark = t.seen }
+
+// since returns the suspends and steps seen since the slot at hand began.
+func (t *timeline) since() clockEvents { return t.seen.since(t.mark) }
 
 // clockEvents counts the suspends and the steps of the wall clock the loop
 // has seen.
@@ -60,36 +94,52 @@ func (e clockEvents) since(mark clockEvents) clockEvents {
 }
 
 // observe looks at the Clock for a suspend (Suspended grew) or a step of the
-// wall clock (Offset moved by more than a suspend explains), and reports a
-// step. A step keeps a grid where it was on the monotonic clock: the loop's
-// timeline moves with it (shift), and so do its records, its own history
-// included, so that none looks from the future, or stale, for the step. It
-// is logged, and summarised when it repeats. A calendar schedule follows
-// the wall clock instead (its wait hears of the step).
-func (l *loop) observe() (stepped bool) {
-	off, s := l.cfg.Clock.Offset(), l.cfg.Clock.Suspended()
-	slept := s - l.suspended
-	if slept >= clockStepMin {
-		l.suspended, l.offset = s, l.offset+slept
-		l.seen.suspends++
+// wall clock (Offset moved by more than a suspend explains), and returns the
+// step, 0 for none. A step keeps a grid where it was on the monotonic
+// clock: the timeline moves with it (shift). A calendar schedule follows the
+// wall clock instead (its wait hears of the step).
+func (t *timeline) observe() (step time.Duration) {
+	off, s := t.clock.Offset(), t.clock.Suspended()
+	if slept := s - t.suspended; slept >= clockStepMin {
+		t.suspended, t.offset = s, t.offset+slept
+		t.seen.suspends++
 	}
-	step := off - l.offset
+	step = off - t.offset
 	if step < clockStepMin && step > -clockStepMin {
-		return false
+		return 0
 	}
-	l.offset = off
-	l.seen.steps++
+	t.offset = off
+	t.seen.steps++
+	if !t.schedule.WallClock() {
+		t.shift += step
+	}
+	return step
+}
+
+// now reads the clock onto the loop's timeline, and takes a step of the
+// wall clock into account (see stepped).
+func (l *loop) now() time.Time {
+	now, step := l.time.now()
+	if step != 0 {
+		l.stepped(step)
+	}
+	return now
+}
+
+// stepped takes a step of the wall clock into account: a grid's records,
+// its own history included, move with the timeline, so that none looks
+// from the future, or stale, for the step. It is logged, and summarised
+// when it repeats.
+func (l *loop) stepped(step time.Duration) {
 	msg, detail := "wall clock set forward", "slots follow it; the ones it skipped follow --catch-up"
 	if step < 0 {
 		msg, detail = "wall clock set back", "slots follow it; none that ran runs again"
 	}
 	if !l.cfg.Schedule.WallClock() {
-		l.shift += step
 		l.rec = restamp(l.rec, step)
 		l.stale += step
 		detail = "the grid keeps its pace on the monotonic clock; the slot times recorded and passed on follow the wall clock"
 	}
 	l.repeated(&l.outages.clock, "step", 1, slog.LevelWarn, msg, "event", EventCatchUp, "reason", ReasonClock, "missed", 0,
 		"step", step.String(), "detail", detail)
-	return true
 }

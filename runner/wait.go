@@ -52,7 +52,7 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 		case set := <-fired:
 			disarm()
 			now := l.now()
-			if cur := l.slots.Prev(now.Add(-jitter)); cur.After(due) {
+			if cur := l.time.slots.Prev(now.Add(-jitter)); cur.After(due) {
 				// More than the slot due passed while the wait could not see
 				// it (see overslept).
 				if slots, due = l.overslept(due, cur, now.Add(-jitter), armed.Add(-jitter), set); len(slots) > 0 {
@@ -72,7 +72,7 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 				// deaf to them until the slot.
 				continue
 			}
-			l.cfg.SleepUntil(l.onClock(wake))
+			l.cfg.SleepUntil(l.time.onClock(wake))
 			return []time.Time{due}, false, nil
 		case <-ctx.Done():
 			disarm()
@@ -101,14 +101,14 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 // wait's jitter. It returns the slots to run (none: wait on) and the slot
 // due after them.
 func (l *loop) overslept(due, cur, now, armed time.Time, set bool) ([]time.Time, time.Time) {
-	since := l.seen.since(l.mark)
-	l.mark = l.seen
+	since := l.time.since()
+	l.time.markSlot()
 	switch {
 	case since.suspends > 0:
 		return l.passed(due, cur, now, ReasonSuspend)
 	case set || since.steps > 0:
 		return l.passed(due, cur, now, ReasonClock)
-	case l.slots.Prev(armed).After(due):
+	case l.time.slots.Prev(armed).After(due):
 		return nil, l.busy(due, now)
 	}
 	return l.late(due, cur, armed), due
@@ -120,11 +120,11 @@ func (l *loop) overslept(due, cur, now, armed time.Time, set bool) ([]time.Time,
 // wake-up. As a run's overrun, it skips them, due included, and waits for
 // the first slot after now.
 func (l *loop) busy(due, now time.Time) time.Time {
-	after := l.slots.Next(now)
-	skipped := schedule.Count(l.slots, due, after, maxCount)
+	after := l.time.slots.Next(now)
+	skipped := schedule.Count(l.time.slots, due, after, maxCount)
 	l.lateSkips += int(skipped)
 	l.repeated(&l.outages.overrun, "busy", int(skipped), slog.LevelWarn, "slots passed while every waited on its store, lock or hooks, skipping them",
-		"event", EventSkip, "reason", ReasonOverrun, "next", l.label(after).UTC())
+		"event", EventSkip, "reason", ReasonOverrun, "next", l.time.label(after).UTC())
 	l.skipped(ReasonOverrun, int(skipped), after)
 	return after
 }
@@ -136,10 +136,10 @@ func (l *loop) busy(due, now time.Time) time.Time {
 // time passed that every could not count. from is when the wake-up was
 // due (the time before it is not lateness).
 func (l *loop) late(due, cur, from time.Time) []time.Time {
-	skipped := schedule.Count(l.slots, due, cur, maxCount)
+	skipped := schedule.Count(l.time.slots, due, cur, maxCount)
 	l.lateSkips += int(skipped)
 	l.repeated(&l.outages.overrun, "late", int(skipped), slog.LevelWarn, "woke up late (stopped or starved), skipping the slots that passed",
-		"event", EventSkip, "reason", ReasonOverrun, "late_ms", l.now().Sub(from).Milliseconds(), "next", l.label(cur).UTC())
+		"event", EventSkip, "reason", ReasonOverrun, "late_ms", l.now().Sub(from).Milliseconds(), "next", l.time.label(cur).UTC())
 	l.skipped(ReasonOverrun, int(skipped), cur)
 	return []time.Time{cur}
 }
@@ -170,9 +170,9 @@ func (l *loop) arm(at time.Time) (<-chan bool, func()) {
 // every could not run them (why: a suspend, the clock set forward): those
 // --catch-up picks, as at start, and the slot to wait for after them.
 func (l *loop) passed(due, cur, now time.Time, why string) (runs []time.Time, next time.Time) {
-	missed := schedule.Count(l.slots, due, cur, maxCount) + 1
-	runs = catchUp(l.slots, cur, missed, l.cfg.CatchUp, l.cfg.CatchUpMax)
+	missed := schedule.Count(l.time.slots, due, cur, maxCount) + 1
+	runs = catchUp(l.time.slots, cur, missed, l.cfg.CatchUp, l.cfg.CatchUpMax)
 	l.log.Info("slots passed while waiting", "event", EventCatchUp, "missed", missed, "policy", l.cfg.CatchUp.String(),
 		"runs", len(runs), "reason", why)
-	return runs, l.slots.Next(now)
+	return runs, l.time.slots.Next(now)
 }
