@@ -34,14 +34,18 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
 
 // syncEvery is the least time between two syncs of the record.
 const syncEvery = time.Second
 
-// durability is what the loop knows of its records on disk.
+// durability is what the loop knows of its records on disk, with a store
+// whose writes need a sync to be durable (syncer); with any other, or none,
+// it does nothing. Its methods decide; the loop's logs what they find.
 type durability struct {
+	syncer state.Syncer // nil: none needed
 	// pending says a record was written since the last sync, at written.
 	pending bool
 	written time.Time
@@ -58,107 +62,131 @@ type durability struct {
 	rebooted string
 }
 
-// syncer returns the store if its writes need syncing to be durable.
-func (l *loop) syncer() state.Syncer {
-	s, _ := l.cfg.Store.(state.Syncer)
-	return s
+// newDurability returns the durability of store's records.
+func newDurability(store state.Store) durability {
+	s, _ := store.(state.Syncer)
+	return durability{syncer: s}
 }
 
-// block is how many run numbers a reservation reaches ahead of the run
-// that makes it: the runs of a few seconds, so that the one sync a second
-// renews it well before they are used up.
-func (l *loop) block() int {
+// blockFor is how many run numbers a reservation reaches ahead of the run
+// that makes it, for schedule s: the runs of a few seconds, so that the one
+// sync a second renews it well before they are used up.
+func blockFor(s schedule.Schedule, now time.Time) int {
 	n := 4
-	if l.cfg.Schedule == nil {
+	if s == nil {
 		return n
 	}
-	if iv := l.cfg.Schedule.MinGap(time.Now()); iv > 0 {
+	if iv := s.MinGap(now); iv > 0 {
 		n = max(n, min(int(4*time.Second/iv), 1<<20)+2)
 	}
 	return n
 }
 
-// reserve sets the record's reservation for the run it books (l.rec, its
-// start): the next block, when what is reserved on disk runs short. It
-// returns sync when the run's own number is not reserved on disk yet: the
-// start must then be synced before the command starts.
-func (l *loop) reserve() (sync bool) {
-	if l.syncer() == nil {
+// reserve sets the reservation of rec, the start of a run on boot: the
+// next block, when what is reserved on disk runs short. It returns sync
+// when the run's own number is not reserved on disk yet: the start must
+// then be synced before the command starts.
+func (d *durability) reserve(rec *state.Record, block int, boot string) (sync bool) {
+	if d.syncer == nil {
 		return false
 	}
-	n := l.rec.Runs
-	l.rec.Boot = state.BootID()
-	ahead := state.AddCount(n, l.block())
-	if n > l.dur.reserved {
-		l.rec.Reserved = max(l.rec.Reserved, ahead)
+	n := rec.Runs
+	rec.Boot = boot
+	ahead := state.AddCount(n, block)
+	if n > d.reserved {
+		rec.Reserved = max(rec.Reserved, ahead)
 		return true
 	}
-	if state.AddCount(n, l.block()/2) > l.dur.reserved {
-		l.rec.Reserved = max(l.rec.Reserved, ahead)
+	if state.AddCount(n, block/2) > d.reserved {
+		rec.Reserved = max(rec.Reserved, ahead)
 	}
 	return false
 }
 
-// loaded takes note of a record read from the store: what it says is
-// reserved on disk, and, for a record written before a reboot, the numbers
-// it may have handed out since, which are skipped.
-func (l *loop) loaded(rec *state.Record) {
-	if l.syncer() == nil {
-		return
+// skippedNumbers is a record read whose runs go on after its reservation:
+// the numbers up to it may have been handed out without being on record.
+type skippedNumbers struct {
+	behind         bool // its writer went on without it (its writes failed); else a reboot
+	runs, reserved int  // as on record
+}
+
+// loaded takes note of rec, read from the store on boot: what it says is
+// reserved on disk, and, for a record behind its writer or written before
+// a reboot, the numbers it may have handed out since, which are skipped
+// (rec's runs go on after them). own says rec is this process's own record.
+// It returns what was skipped, to be warned of.
+func (d *durability) loaded(rec *state.Record, own bool, boot string) (skipped []skippedNumbers) {
+	if d.syncer == nil {
+		return nil
 	}
 	if rec.Behind && rec.Reserved > rec.Runs {
-		// Its writer went on without it (its writes failed), handing out
-		// numbers up to its reservation: they are not given again.
-		l.repeated(&l.outages.jumped, "behind", 1, slog.LevelWarn,
-			"state behind its writer, whose writes failed: EVERY_RUN goes on after the numbers it reserved, some of which may have run",
-			"event", EventStateError, "state", l.cfg.Store.Where(),
-			"error", fmt.Sprintf("runs %d on record, numbers reserved up to %d", rec.Runs, rec.Reserved))
+		skipped = append(skipped, skippedNumbers{behind: true, runs: rec.Runs, reserved: rec.Reserved})
 		rec.Runs = rec.Reserved
 	}
 	switch {
 	case rec.Durable:
-		if boot := state.BootID(); rec.Boot != "" && rec.Boot != boot && rec.Reserved > rec.Runs {
+		if rec.Boot != "" && rec.Boot != boot && rec.Reserved > rec.Runs {
 			// A power loss (or a crash of the kernel) may have lost the
 			// starts of runs after this record: their numbers are not given
 			// again. They are counted as run (runs is an upper bound).
-			if seen := rec.Boot + " " + strconv.Itoa(rec.Reserved); seen != l.dur.rebooted {
-				l.dur.rebooted = seen
-				l.log.Warn("state written before a reboot: EVERY_RUN goes on after the numbers reserved then, some of which may have run",
-					"event", EventStateError, "state", l.cfg.Store.Where(),
-					"error", fmt.Sprintf("runs %d on record, numbers reserved up to %d", rec.Runs, rec.Reserved))
+			if seen := rec.Boot + " " + strconv.Itoa(rec.Reserved); seen != d.rebooted {
+				d.rebooted = seen
+				skipped = append(skipped, skippedNumbers{runs: rec.Runs, reserved: rec.Reserved})
 			}
 			rec.Runs = rec.Reserved
 		}
-		l.dur.reserved = rec.Reserved
-	case rec.PID == l.cfg.PID && rec.Host == l.cfg.Host && rec.Boot == state.BootID():
+		d.reserved = rec.Reserved
+	case own && rec.Boot == boot:
 		// This process's own record: what it synced still holds.
 	default:
 		// Another writer's, not synced yet: its reservation may not be on
 		// disk.
-		l.dur.reserved = 0
+		d.reserved = 0
 	}
+	return skipped
 }
 
-// written takes note of a record written, to be synced.
-func (l *loop) written() {
-	if l.syncer() == nil || l.dur.pending {
+// noteWritten takes note of a record written at now, to be synced.
+func (d *durability) noteWritten(now time.Time) {
+	if d.syncer == nil || d.pending {
 		return
 	}
-	l.dur.pending, l.dur.written = true, time.Now()
+	d.pending, d.written = true, now
 }
 
-// syncDue returns when the record written must be synced (a second after
-// the last sync at the latest, as soon as written if that was longer ago),
-// and ok false when nothing is to be synced.
-func (l *loop) syncDue() (due time.Time, ok bool) {
-	if !l.dur.pending {
+// due returns when the record written must be synced (a second after the
+// last sync at the latest, as soon as written if that was longer ago), and
+// ok false when nothing is to be synced.
+func (d *durability) due() (due time.Time, ok bool) {
+	if !d.pending {
 		return time.Time{}, false
 	}
-	due = l.dur.written
-	if !l.dur.last.IsZero() {
-		due = later(due, l.dur.last.Add(syncEvery))
+	due = d.written
+	if !d.last.IsZero() {
+		due = later(due, d.last.Add(syncEvery))
 	}
 	return due, true
+}
+
+// sync syncs the record at now: what it holds is durable, its reservation
+// included. A failure is pending again, for the next write's sync.
+// state.ErrReplaced (another instance wrote the record meanwhile) is no
+// failure, and nothing new is on disk.
+func (d *durability) sync(now time.Time) error {
+	if d.syncer == nil {
+		return nil
+	}
+	d.pending, d.last = false, now
+	d.syncs++
+	rec, err := d.syncer.Sync()
+	switch {
+	case errors.Is(err, state.ErrReplaced):
+	case err != nil:
+		d.pending = true // due again a second after this try (last)
+	default:
+		d.reserved = rec.Reserved
+	}
+	return err
 }
 
 // later returns the later of a and b.
@@ -169,11 +197,36 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
+// The loop's side: when it syncs, and what it logs.
+
+// reserve sets the reservation of the run the loop's record books (see
+// durability.reserve).
+func (l *loop) reserve() (sync bool) {
+	return l.dur.reserve(&l.rec, blockFor(l.cfg.Schedule, time.Now()), state.BootID())
+}
+
+// loaded takes note of a record read from the store (see
+// durability.loaded), and warns of the run numbers it skips.
+func (l *loop) loaded(rec *state.Record) {
+	own := rec.PID == l.cfg.PID && rec.Host == l.cfg.Host
+	for _, s := range l.dur.loaded(rec, own, state.BootID()) {
+		detail := fmt.Sprintf("runs %d on record, numbers reserved up to %d", s.runs, s.reserved)
+		if s.behind {
+			l.repeated(&l.outages.jumped, "behind", 1, slog.LevelWarn,
+				"state behind its writer, whose writes failed: EVERY_RUN goes on after the numbers it reserved, some of which may have run",
+				"event", EventStateError, "state", l.cfg.Store.Where(), "error", detail)
+			continue
+		}
+		l.log.Warn("state written before a reboot: EVERY_RUN goes on after the numbers reserved then, some of which may have run",
+			"event", EventStateError, "state", l.cfg.Store.Where(), "error", detail)
+	}
+}
+
 // syncIfDue syncs the record written if it is due, and readies the next
 // write.
 func (l *loop) syncIfDue() {
 	l.prepare()
-	if due, ok := l.syncDue(); ok && !time.Now().Before(due) {
+	if due, ok := l.dur.due(); ok && !time.Now().Before(due) {
 		_ = l.syncNow() // logged
 	}
 }
@@ -182,7 +235,7 @@ func (l *loop) syncIfDue() {
 // timeline): at, or earlier, when the record written is due to be synced
 // before it.
 func (l *loop) syncWake(at time.Time) time.Time {
-	due, ok := l.syncDue()
+	due, ok := l.dur.due()
 	if !ok {
 		return at
 	}
@@ -195,7 +248,7 @@ func (l *loop) syncWake(at time.Time) time.Time {
 // syncTimer returns a channel that fires when the record written is due
 // to be synced, nil if none is; stop releases it.
 func (l *loop) syncTimer() (fire <-chan time.Time, stop func()) {
-	due, ok := l.syncDue()
+	due, ok := l.dur.due()
 	if !ok {
 		return nil, func() {}
 	}
@@ -203,36 +256,24 @@ func (l *loop) syncTimer() (fire <-chan time.Time, stop func()) {
 	return t.C, func() { t.Stop() }
 }
 
-// syncNow syncs the record: what it holds is durable, its reservation
-// included. A failure is logged, summarised, tried again at the next
-// write's sync, and returned.
+// syncNow syncs the record (see durability.sync). A failure is logged,
+// summarised, tried again at the next write's sync, and returned.
 func (l *loop) syncNow() error {
-	s := l.syncer()
-	if s == nil {
-		return nil
-	}
-	l.dur.pending = false
-	l.dur.last = time.Now()
-	l.dur.syncs++
-	rec, err := s.Sync()
+	err := l.dur.sync(time.Now())
 	switch {
 	case errors.Is(err, state.ErrReplaced):
 		// Another instance writes the record (under the lock, which a sync
 		// needs not): what this one wrote is in its records, which its own
-		// syncs make durable. Nothing failed; nothing new is on disk.
+		// syncs make durable.
 		l.log.Debug("state replaced by another instance while being synced", "event", EventStateError,
 			"state", l.cfg.Store.Where(), "error", err.Error())
-		return err
 	case err != nil:
-		l.dur.pending, l.dur.written = true, l.dur.last
 		// A write that failed, as far as a power loss is concerned: one
 		// outage with the writes'.
 		l.repeated(&l.outages.stateWrite, "write", 1, slog.LevelError, "cannot write state, will try again at the next run",
 			"event", EventStateError, "state", l.cfg.Store.Where(), "error", err.Error())
-		return err
 	}
-	l.dur.reserved = rec.Reserved
-	return nil
+	return err
 }
 
 // behindMarker is a store that can mark its record behind its writer

@@ -98,7 +98,7 @@ func Loop(ctx context.Context, cfg Config) Exit {
 	if cfg.Clock == nil {
 		cfg.Clock = systemClock{}
 	}
-	l := &loop{cfg: cfg, log: cfg.Logger, time: newTimeline(cfg.Clock, cfg.Schedule)}
+	l := &loop{cfg: cfg, log: cfg.Logger, time: newTimeline(cfg.Clock, cfg.Schedule), dur: newDurability(cfg.Store)}
 	defer l.syncAtExit()
 	defer l.closeGuard()
 	queue, due, done, stop := l.begin(ctx)

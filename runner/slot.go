@@ -269,7 +269,7 @@ func (l *loop) saveStart(ctx context.Context, before state.Record, fleet bool) (
 		err = errAbandoned
 	}
 	l.saved(err)
-	if l.syncer() == nil {
+	if l.dur.syncer == nil {
 		// A server's record: as durable as its store keeps it. A fleet
 		// store's (a lease with a fencing token) is the reservation itself:
 		// a start it refused is no number on record, and another instance,
@@ -336,7 +336,7 @@ func (l *loop) cannotReserve(err error) {
 // reserveError says why no run number could be reserved, and what is on
 // record.
 func (l *loop) reserveError(err error) string {
-	if l.syncer() == nil {
+	if l.dur.syncer == nil {
 		return fmt.Sprintf("%v (runs %d on record: the store did not take the run's start)", err, l.rec.Runs)
 	}
 	return fmt.Sprintf("%v (runs %d, numbers reserved on disk up to %d)", err, l.rec.Runs, l.dur.reserved)

@@ -36,7 +36,7 @@ func (l *loop) storeCall(ctx context.Context, stopping bool, fn func(context.Con
 // to wait for, and a goroutine and its hand-offs would cost more than its
 // few system calls (a signal that comes meanwhile waits in its channel).
 func (l *loop) recordCall(ctx context.Context, stopping bool, fn func(context.Context)) (stop os.Signal, done bool) {
-	if l.syncer() != nil {
+	if l.dur.syncer != nil {
 		fn(ctx)
 		return nil, true
 	}
@@ -214,7 +214,7 @@ func (l *loop) save(ctx context.Context, rec state.Record, stopping bool) os.Sig
 	l.saved(err)
 	if err == nil {
 		l.stale = 0 // rec was the loop's record as it is, steps and all
-		l.written()
+		l.dur.noteWritten(time.Now())
 	}
 	return stop
 }
