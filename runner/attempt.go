@@ -15,8 +15,8 @@ import (
 	"github.com/everycli/every/lock"
 )
 
-// attempts runs the attempts of one run, with their retries and backoff waits.
-func (l *loop) attempts(ctx context.Context, slot time.Time, lease lock.Lease) (res Result, attempts int, stop os.Signal) {
+// runAttempts runs the attempts of one run, with their retries and backoff waits.
+func (l *loop) runAttempts(ctx context.Context, slot time.Time, lease lock.Lease) (res Result, attempts int, stop os.Signal) {
 	for attempts = 1; ; attempts++ {
 		res, stop = l.attempt(ctx, slot, attempts, lease)
 		// Without the lock there is no retry: another holder may run now.

@@ -24,7 +24,7 @@ package runner
 // goes on, its record marked behind it (File.MarkBehind: a bit of its
 // mode, which a full disk still lets every change), so that a restart
 // after a crash goes on after the reservation too; past it, the slot is
-// skipped (reason=state) until a write and a sync succeed. A block is the
+// tellSkipped (reason=state) until a write and a sync succeed. A block is the
 // runs of four seconds or more: an outage that short stops nothing.
 
 import (
@@ -110,7 +110,7 @@ type skippedNumbers struct {
 	runs, reserved int  // as on record
 }
 
-// loaded takes note of rec, read from the store on boot: what it says is
+// noteLoaded takes note of rec, read from the store on boot: what it says is
 // reserved on disk, and, for a record behind its writer or written before
 // a reboot, the numbers it may have handed out since, which are skipped
 // (rec's runs go on after them). own says rec is this process's own record.
@@ -202,17 +202,17 @@ func later(a, b time.Time) time.Time {
 // reserve sets the reservation of the run the loop's record books (see
 // durability.reserve).
 func (l *loop) reserve() (sync bool) {
-	return l.dur.reserve(&l.rec, blockFor(l.cfg.Schedule, time.Now()), state.BootID())
+	return l.dur.reserve(&l.rec.Record, blockFor(l.cfg.Schedule, time.Now()), state.BootID())
 }
 
-// loaded takes note of a record read from the store (see
+// noteLoaded takes note of a record read from the store (see
 // durability.loaded), and warns of the run numbers it skips.
-func (l *loop) loaded(rec *state.Record) {
+func (l *loop) noteLoaded(rec *state.Record) {
 	own := rec.PID == l.cfg.PID && rec.Host == l.cfg.Host
 	for _, s := range l.dur.loaded(rec, own, state.BootID()) {
 		detail := fmt.Sprintf("runs %d on record, numbers reserved up to %d", s.runs, s.reserved)
 		if s.behind {
-			l.repeated(&l.outages.jumped, "behind", 1, slog.LevelWarn,
+			l.report(&l.outages.jumped, "behind", 1, slog.LevelWarn,
 				"state behind its writer, whose writes failed: EVERY_RUN goes on after the numbers it reserved, some of which may have run",
 				"event", EventStateError, "state", l.cfg.Store.Where(), "error", detail)
 			continue
@@ -270,7 +270,7 @@ func (l *loop) syncNow() error {
 	case err != nil:
 		// A write that failed, as far as a power loss is concerned: one
 		// outage with the writes'.
-		l.repeated(&l.outages.stateWrite, "write", 1, slog.LevelError, "cannot write state, will try again at the next run",
+		l.report(&l.outages.stateWrite, "write", 1, slog.LevelError, "cannot write state, will try again at the next run",
 			"event", EventStateError, "state", l.cfg.Store.Where(), "error", err.Error())
 	}
 	return err

@@ -21,10 +21,10 @@ type hookRun struct {
 	outputKept bool
 }
 
-// hooks runs the hooks that the run's result calls for, one after another,
+// runHooks runs the hooks that the run's result calls for, one after another,
 // after the lock is released. A stop signal kills a running hook and is
 // returned; a hook's failure is logged and changes nothing else.
-func (l *loop) hooks(ctx context.Context, h hookRun) os.Signal {
+func (l *loop) runHooks(ctx context.Context, h hookRun) os.Signal {
 	var cmds []struct{ name, cmd string }
 	add := func(name, cmd string) {
 		if cmd != "" {
@@ -44,17 +44,17 @@ func (l *loop) hooks(ctx context.Context, h hookRun) os.Signal {
 		add("on-each-failure", l.cfg.Hooks.OnEachFailure)
 	}
 	for _, c := range cmds {
-		if stop := l.hook(ctx, c.name, c.cmd, h); stop != nil {
+		if stop := l.runHook(ctx, c.name, c.cmd, h); stop != nil {
 			return stop
 		}
 	}
 	return nil
 }
 
-// hook runs one hook through sh -c, in a process group of its own, bounded
+// runHook runs one hook through sh -c, in a process group of its own, bounded
 // by --hook-timeout, with the run's variables and EVERY_OUTPUT, a 0600 file
 // of the output tail that is removed after it.
-func (l *loop) hook(ctx context.Context, name, cmd string, h hookRun) os.Signal {
+func (l *loop) runHook(ctx context.Context, name, cmd string, h hookRun) os.Signal {
 	env := append(h.env[:len(h.env):len(h.env)],
 		"EVERY_RESULT="+string(h.res.Outcome),
 		"EVERY_EXIT_CODE="+strconv.Itoa(h.res.ExitCode),

@@ -42,22 +42,8 @@ type loop struct {
 	guard *guard
 	// time is the loop's own time base, and the grid on it (timeline.go).
 	time timeline
-	// stale is how far rec's times were moved with the wall clock (a step,
-	// for a grid) since rec was what the store holds: a store that still
-	// holds it before the move holds this process's own record.
-	stale time.Duration
-	// left is the anchor of the grid of a record from the future, which
-	// the start left for a grid of its own: not another instance's to join.
-	left time.Time
-	// lateSkips counts the slots a late wake-up skipped, booked in the
-	// record with the next run's start.
-	lateSkips int
-	// rec is the job's record: as loaded from the store under the lock, or,
-	// without a store, this process's own.
-	rec state.Record
-	// unsaved says the last write of rec failed: the store holds an older
-	// record, and rec is preferred to it until a write succeeds.
-	unsaved  bool
+	// rec is the job's record as the loop holds it (reconcile.go).
+	rec      held
 	failures int // consecutive failed runs in this process
 	ran      int // runs in this process
 	outages  outages
@@ -70,11 +56,6 @@ type loop struct {
 	// one-shot's run at once for a slot that has passed.
 	first time.Time
 	dur   durability
-
-	// sawHolder says the lock was once found busy: another instance ran
-	// the job, and wrote its record, so that a record found gone later
-	// was lost (see afterLoss).
-	sawHolder bool
 }
 
 // startLoadBound is how long the start-up read of the record may take.
@@ -114,9 +95,9 @@ func Loop(ctx context.Context, cfg Config) Exit {
 			stop   os.Signal
 		)
 		if len(queue) > 0 {
-			stop = l.pending()
+			stop = l.takeStop()
 		} else {
-			queue, manual, stop = l.idle(ctx, due)
+			queue, manual, stop = l.waitIdle(ctx, due)
 		}
 		if stop != nil || ctx.Err() != nil {
 			return Exit{Reason: Stopped, Signal: stop}
@@ -127,7 +108,7 @@ func Loop(ctx context.Context, cfg Config) Exit {
 		due = out.next
 		if out.hooks != nil && out.stop == nil && ctx.Err() == nil {
 			// After the lock is released: a hook is no part of the run.
-			out.stop = l.hooks(ctx, *out.hooks)
+			out.stop = l.runHooks(ctx, *out.hooks)
 		}
 		switch {
 		case out.stop != nil || ctx.Err() != nil:
@@ -170,7 +151,7 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, don
 		Now: now, Delay: l.cfg.Delay, Policy: l.cfg.CatchUp, Max: l.cfg.CatchUpMax, Interrupted: interrupted,
 		OneShot: l.cfg.MaxRuns == 1})
 	if rec != nil {
-		l.rec = *rec
+		l.rec.Record = *rec
 	}
 	l.time.setGrid(plan.Anchor)
 	l.first = plan.At
@@ -179,7 +160,7 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, don
 		if !plan.At.IsZero() {
 			next = plan.At
 		}
-		o.Began(l.rec, next)
+		o.Began(l.rec.Record, next)
 	}
 	policy := l.cfg.CatchUp.String()
 	switch {
@@ -192,29 +173,29 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, don
 	case plan.Why == ClockMovedBack:
 		// SPEC 9: a clock set back is not corruption. The record is kept,
 		// its slot counts as run, and the grid starts again from now.
-		l.left = rec.Anchor
+		l.rec.left = rec.Anchor
 		l.log.Warn("clock moved back: the state's times lie ahead of the wall clock, starting on a new grid", "event", EventCatchUp,
 			"missed", 0, "policy", policy, "reason", plan.Why.String(), "step", (-plan.Ahead).String(),
 			"state_time", rec.Latest().UTC(), "next", plan.Due.UTC())
 	case plan.Why == ScheduleChanged:
 		l.log.Info("schedule changed, starting on a new grid", "event", EventCatchUp, "missed", 0, "policy", policy, "reason", plan.Why.String())
 	}
-	l.ready(plan, now)
+	l.logReady(plan, now)
 	l.time.markSlot()
 	if plan.Done {
 		l.log.Info("slot already run, nothing to do", "event", EventSkip, "reason", ReasonDone, "count", 1,
 			"slot", l.time.label(plan.Ran).UTC(), "next", l.time.label(plan.Due).UTC())
-		l.skipped(ReasonDone, 1, plan.Due)
+		l.tellSkipped(ReasonDone, 1, plan.Due)
 		return nil, plan.Due, true, nil
 	}
 	return plan.Runs, plan.Due, false, nil
 }
 
-// ready logs the start's plan: the schedule, the first slot to run and how
+// logReady logs the start's plan: the schedule, the first slot to run and how
 // far off its run is (0s: at once, for a slot missed), so that a job that
 // waits hours for its first slot is not silent. For a one-shot with nothing
 // to run, the slot after the one run already.
-func (l *loop) ready(plan Start, now time.Time) {
+func (l *loop) logReady(plan Start, now time.Time) {
 	first, at := plan.Due, plan.Due
 	switch {
 	case len(plan.Runs) > 0:
@@ -228,8 +209,8 @@ func (l *loop) ready(plan Start, now time.Time) {
 // roughly is schedule.Distance.
 func roughly(d time.Duration) string { return schedule.Distance(d) }
 
-// pending takes a stop signal that came between two catch-up runs.
-func (l *loop) pending() os.Signal {
+// takeStop takes a stop signal that came between two catch-up runs.
+func (l *loop) takeStop() os.Signal {
 	for {
 		select {
 		case sig := <-l.cfg.Signals:

@@ -96,10 +96,10 @@ type execWarnings struct {
 	leftBehind, timedOut, graceKill, guard outage
 }
 
-// repeated logs n occurrences of a repeated error: at level when it starts,
+// report logs n occurrences of a repeated error: at level when it starts,
 // as a summary with the count since the last line once one is due (at warn
 // at most), at debug otherwise. attrs must not hold "count".
-func (l *loop) repeated(o *outage, key string, n int, level slog.Level, msg string, attrs ...any) {
+func (l *loop) report(o *outage, key string, n int, level slog.Level, msg string, attrs ...any) {
 	logRepeated(l.log, o, key, n, level, msg, attrs...)
 }
 
@@ -130,10 +130,10 @@ func withCount(attrs []any, n int) []any {
 	return slices.Concat(attrs[:at:at], []any{"count", n}, attrs[at:])
 }
 
-// ended logs the end of a repeated error, with the count of occurrences no
+// recover logs the end of a repeated error, with the count of occurrences no
 // line has counted yet and the total. One whose single line told all ends
 // silently, unless always says otherwise.
-func (l *loop) ended(o *outage, always bool, msg string, attrs ...any) {
+func (l *loop) recover(o *outage, always bool, msg string, attrs ...any) {
 	logEnded(l.log, o, always, msg, attrs...)
 }
 

@@ -1,16 +1,45 @@
 package runner
 
-// This file reads the record again under the lock, before a run: the grid
-// another instance left, a slot it already ran, a start of its own.
+// This file squares the loop's own record with the one the store holds,
+// read again under the lock before a run: the grid another instance left,
+// a slot it already ran, a start of its own, a record the store lost.
+// reread decides, from values only; the loop's reconcile reads, logs and
+// takes the decision.
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/everycli/every/lock"
+	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
+
+// held is the job's record as the loop holds it: as loaded from the store
+// under the lock, or, without a store, the loop's own; with what the loop
+// knows of it that the store's copy does not say.
+type held struct {
+	state.Record
+	// unsaved says the last write of the record failed: the store holds an
+	// older record, and this one is preferred to it until a write succeeds.
+	unsaved bool
+	// stale is how far the record's times were moved with the wall clock
+	// (a step, for a grid) since it was what the store holds: a store that
+	// still holds it before the move holds this process's own record.
+	stale time.Duration
+	// left is the anchor of the grid of a record from the future, which
+	// the start left for a grid of its own: not another instance's to join.
+	left time.Time
+	// lateSkips counts the slots a late wake-up skipped, booked in the
+	// record with the next run's start.
+	lateSkips int
+	// sawHolder says the lock was once found busy: another instance ran
+	// the job, and wrote its record, so that a record found gone later
+	// was lost (see reread).
+	sawHolder bool
+}
 
 // peeker is a store that can be read without the lock and without side
 // effects (a corrupt record is not set aside): state.File.
@@ -18,14 +47,154 @@ type peeker interface {
 	Read(now time.Time) (*state.Record, error)
 }
 
-// reconcile reads the record again, under the lock, and joins what it says:
-// the grid of another instance, a slot already run, a run cut short. It
-// returns the slot to run, or skip when this slot is not to be run: already
-// run, or the record cannot be read (it is then never replaced by a fresh one).
-//
-// A record gone, or behind what this instance saw, under a fleet lease, is
-// a store that lost its data: the run count goes on above the lease's
-// floor (see afterLoss).
+// floorer is the lease of a store that can lose its data (lock's Redis and
+// etcd leases): RunFloor is a number above every run number handed out
+// under the job's earlier leases, whatever the store has forgotten since.
+type floorer interface {
+	RunFloor() int
+}
+
+// rereadInput is what reread decides from. Times are labels: the wall
+// clock's.
+type rereadInput struct {
+	found *state.Record // the record read under the lock; nil: none
+	mine  held          // the loop's
+	// floor is the lease's run floor, if it has one (see floorer).
+	floor    int
+	hasFloor bool
+	// alive says whether the run a record shows as running may still go on.
+	alive     func(*state.Record) bool
+	sched     schedule.Schedule // the job's, on no anchor
+	anchor    time.Time         // the loop's grid's
+	slot, now time.Time
+	manual    bool // a run asked for (SIGUSR1): it joins a grid, but runs whatever ran
+	host      string
+	pid       int
+}
+
+// reread is what the loop does with the record it read again.
+type reread struct {
+	rec state.Record // the record to go on from
+	// own says rec is the loop's own, newer than the store's: the write
+	// that would have stored it failed, or it was moved with a step of the
+	// wall clock since.
+	own bool
+	// lost, when set, says the store lost the job's record (see lostRecord).
+	lost *lostRecord
+	// join is the anchor of another instance's grid, to join; zero: none.
+	join time.Time
+	slot time.Time // the slot to run: on the grid joined, but for a manual run
+	done bool      // the slot ran already: skip it
+	// interrupted says the record's last run was cut short: rec books it.
+	interrupted bool
+}
+
+// lostRecord is a record found gone, or behind what this instance saw
+// (runs), under a lease whose floor says more runs were handed out.
+type lostRecord struct {
+	found, seen, runs int // found -1: no record
+}
+
+// rereadRecord decides what a record read under the lock says: the record
+// to go on from (the store's, or the loop's own where the store's is an
+// older copy of it; a record lost by the store floored by the lease), the
+// grid to join, and whether the slot ran already.
+func rereadRecord(in rereadInput) reread {
+	out := reread{slot: in.slot}
+	rec := in.found
+	if rec != nil && in.mine.owns(rec, in.host, in.pid) {
+		// Counting goes on from the loop's own, keeping a reservation the
+		// store's record holds beyond it.
+		mine := in.mine.Record
+		mine.Reserved = max(mine.Reserved, rec.Reserved)
+		out.rec, out.own = mine, true
+	} else {
+		rec, out.lost = floored(rec, in)
+		if rec == nil {
+			out.rec = in.mine.Record
+			if out.lost != nil {
+				out.rec.Runs = out.lost.runs
+			}
+			return out
+		}
+		out.rec = *rec
+	}
+	out.interrupted = out.rec.Running && !in.alive(&out.rec)
+	grid := in.sched.Anchored(in.anchor)
+	if out.rec.Schedule == in.sched.Recorded() {
+		if !in.sched.WallClock() && !out.rec.Anchor.Equal(in.anchor) && !out.rec.Latest().After(in.now) && !out.rec.Anchor.Equal(in.mine.left) {
+			// Another instance runs this job on its own grid: join it. (Not
+			// the grid of a record from the future, the clock set back
+			// since, which this loop left for its own.)
+			out.join = out.rec.Anchor
+			grid = in.sched.Anchored(out.join)
+			if !in.manual {
+				out.slot = grid.Prev(in.now)
+			}
+		}
+		if !in.manual && ranAlready(&out.rec, out.interrupted, out.slot, in.now, grid) {
+			out.done = true
+			return out
+		}
+	}
+	if out.interrupted {
+		// Its end was never written: it counts as interrupted.
+		out.rec = markInterrupted(out.rec)
+	}
+	return out
+}
+
+// owns reports whether rec, read from the store, is an older copy of the
+// loop's own record: the start of its last run, whose end the loop holds
+// but could not write; a record of fewer runs, its writes failing; or its
+// own record as it was before a step of the wall clock moved it (stale).
+func (h *held) owns(rec *state.Record, host string, pid int) bool {
+	if h.unsaved {
+		if rec.Runs < h.Runs {
+			return true
+		}
+		if rec.Running && !h.Running && rec.Runs == h.Runs && rec.LastSlot.Equal(h.LastSlot.Add(-h.stale)) &&
+			rec.Host == host && rec.PID == pid {
+			return true // its end is not lost: the run is not taken for one cut short
+		}
+	}
+	if h.stale == 0 {
+		return false
+	}
+	was := restamp(h.Record, -h.stale)
+	return rec.Runs == was.Runs && rec.Running == was.Running && rec.Anchor.Equal(was.Anchor) && rec.LastSlot.Equal(was.LastSlot) &&
+		rec.LastEnd.Equal(was.LastEnd)
+}
+
+// floored checks a record read under a lease with a floor (nil: none)
+// against what the loop saw last: a record gone, or counting fewer runs,
+// says the store lost its data, and the runs another instance handed out
+// since this one last looked are lost with it. So does a record gone
+// after another instance was seen holding the lock, even by an instance
+// that never saw a record (it started before the job's first, and lost
+// every race for the lock since). The count then goes on from the lease's
+// floor, or from what this instance saw if that is more: the numbers jump,
+// never go back. It returns the record to go on from (nil: none) and the
+// loss, if there was one.
+func floored(rec *state.Record, in rereadInput) (*state.Record, *lostRecord) {
+	seen := in.mine.Runs
+	if !in.hasFloor || seen == 0 && (rec != nil || !in.mine.sawHolder) || rec != nil && rec.Runs >= seen {
+		return rec, nil
+	}
+	lost := &lostRecord{found: -1, seen: seen, runs: max(seen, in.floor-1)}
+	if rec == nil {
+		return nil, lost
+	}
+	lost.found = rec.Runs
+	r := *rec
+	r.Runs = lost.runs
+	return &r, lost
+}
+
+// reconcile reads the record again, under the lock, and takes what
+// rereadRecord makes of it. It returns the slot to run, or skip when this
+// slot is not to be run: already run, or the record cannot be read (it is
+// then never replaced by a fresh one).
 func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now time.Time, lease lock.Lease, out *outcome) (time.Time, bool) {
 	rec, stop, err := l.load(ctx)
 	switch {
@@ -35,83 +204,60 @@ func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now t
 	case err != nil:
 		out.unavailable = true
 		out.next = l.notPast(out.next)
-		l.repeated(&l.outages.stateRead, "read", 1, slog.LevelError, "cannot read state, skipping the slot", "event", EventSkip, "reason", ReasonState,
+		l.report(&l.outages.stateRead, "read", 1, slog.LevelError, "cannot read state, skipping the slot", "event", EventSkip, "reason", ReasonState,
 			"state", l.cfg.Store.Where(), "error", err.Error())
-		l.skipped(ReasonState, 1, out.next)
+		l.tellSkipped(ReasonState, 1, out.next)
 		return slot, true
 	}
-	l.ended(&l.outages.stateRead, true, "state readable again", "event", EventSkip, "reason", ReasonState)
-	if rec == nil {
-		l.afterLoss(nil, lease)
-		return slot, false
+	l.recover(&l.outages.stateRead, true, "state readable again", "event", EventSkip, "reason", ReasonState)
+	var floor int
+	f, hasFloor := lease.(floorer)
+	if hasFloor {
+		floor = f.RunFloor()
 	}
-	own := l.unsaved && (rec.Runs < l.rec.Runs || l.ownStart(rec)) || l.ownStale(rec)
-	if !own {
-		rec = l.afterLoss(rec, lease)
+	underLock := l.cfg.Lock != nil
+	r := rereadRecord(rereadInput{found: rec, mine: l.rec, floor: floor, hasFloor: hasFloor,
+		alive: func(rec *state.Record) bool { return l.holderAlive(rec, underLock) },
+		sched: l.cfg.Schedule, anchor: l.time.label(l.time.anchor), slot: l.time.label(slot), now: l.time.label(now),
+		manual: manual, host: l.cfg.Host, pid: l.cfg.PID})
+	if r.lost != nil {
+		l.logLost(r.lost)
 	}
-	if own {
-		// This instance's own record is newer: the write that would have
-		// stored it failed, or it was moved with a step of the wall clock
-		// since. It goes on counting from its own.
-		// A reservation the store's record holds beyond its own is kept.
-		mine := l.rec
-		mine.Reserved = max(mine.Reserved, rec.Reserved)
-		rec = &mine
-	}
-	interrupted := rec.Running && !l.holderAlive(rec, l.cfg.Lock != nil)
-	if rec.Schedule == l.cfg.Schedule.Recorded() {
-		if l.otherGrid(rec) && !rec.Latest().After(l.time.label(now)) && !rec.Anchor.Equal(l.left) {
-			// Another instance runs this job on its own grid: join it. (Not
-			// the grid of a record from the future, the clock set back
-			// since, which this loop left for its own.)
-			l.time.setGrid(l.time.unlabel(rec.Anchor))
-			if !manual {
-				slot = l.time.slots.Prev(now)
-				out.next = l.time.slots.Next(slot)
-			}
-		}
-		if !manual && ranAlready(rec, interrupted, l.time.label(slot), l.time.label(now), l.time.labelled()) {
-			l.rec = *rec
-			out.next, out.done = l.notPast(out.next), true
-			if l.cfg.MaxRuns == 1 {
-				// A one-shot ends with it: it says so, as its ready line
-				// would have if the run had been over then.
-				l.log.Info("slot already run, nothing to do", "event", EventSkip, "reason", ReasonDone, "count", 1,
-					"slot", l.time.label(slot).UTC(), "next", l.time.label(out.next).UTC())
-			} else {
-				l.log.Debug("slot already run", "event", EventSkip, "reason", ReasonDone, "count", 1, "slot", l.time.label(slot).UTC())
-			}
-			l.skipped(ReasonDone, 1, out.next)
-			return slot, true
+	if !r.join.IsZero() {
+		l.time.setGrid(l.time.unlabel(r.join))
+		if !manual {
+			slot = l.time.unlabel(r.slot)
+			out.next = l.time.slots.Next(slot)
 		}
 	}
-	if !own {
-		l.rec, l.stale = *rec, 0
+	if r.done {
+		l.rec.Record = r.rec
+		out.next, out.done = l.notPast(out.next), true
+		if l.cfg.MaxRuns == 1 {
+			// A one-shot ends with it: it says so, as its ready line
+			// would have if the run had been over then.
+			l.log.Info("slot already run, nothing to do", "event", EventSkip, "reason", ReasonDone, "count", 1,
+				"slot", l.time.label(slot).UTC(), "next", l.time.label(out.next).UTC())
+		} else {
+			l.log.Debug("slot already run", "event", EventSkip, "reason", ReasonDone, "count", 1, "slot", l.time.label(slot).UTC())
+		}
+		l.tellSkipped(ReasonDone, 1, out.next)
+		return slot, true
 	}
-	if interrupted {
-		// Its end was never written: it counts as interrupted.
-		l.rec = markInterrupted(l.rec)
+	l.rec.Record = r.rec
+	if !r.own && rec != nil {
+		l.rec.stale = 0
 	}
 	return slot, false
 }
 
-// ownStart reports whether rec is the start of this instance's last run,
-// whose end it holds but could not write: the same run (count, slot), still
-// running on record, by this host and pid. Its end is not lost: the run
-// is not taken for one cut short.
-func (l *loop) ownStart(rec *state.Record) bool {
-	return rec.Running && !l.rec.Running && rec.Runs == l.rec.Runs && rec.LastSlot.Equal(l.rec.LastSlot.Add(-l.stale)) &&
-		rec.Host == l.cfg.Host && rec.PID == l.cfg.PID
-}
-
-// ownStale reports whether rec is this instance's record as it was before
-// a step of the wall clock moved it (stale): the store holds what this
-// instance wrote or read last, on the clock before the step.
-func (l *loop) ownStale(rec *state.Record) bool {
-	if l.stale == 0 {
-		return false
+// logLost warns of a record the store lost (see floored).
+func (l *loop) logLost(lost *lostRecord) {
+	found := "no record"
+	if lost.found >= 0 {
+		found = fmt.Sprintf("runs %d on record", lost.found)
 	}
-	was := restamp(l.rec, -l.stale)
-	return rec.Runs == was.Runs && rec.Running == was.Running && rec.Anchor.Equal(was.Anchor) && rec.LastSlot.Equal(was.LastSlot) &&
-		rec.LastEnd.Equal(was.LastEnd)
+	l.report(&l.outages.corrupt, "lost", 1, slog.LevelWarn, "the store lost the job's record: EVERY_RUN jumps ahead, never back",
+		"event", EventStateError, "state", l.cfg.Store.Where(), "next_run", state.AddCount(lost.runs, 1),
+		"error", fmt.Sprintf("%s, %d seen here before", found, lost.seen))
 }

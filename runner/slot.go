@@ -48,25 +48,30 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 		out.next = l.time.slots.Next(slot)
 	}
 	l.time.markSlot()
-	now, start := l.startFirst(slot, manual)
+	first := l.startFirst(slot, manual)
+	var start *state.Record
+	if first != nil {
+		start = &first.rec
+	}
 	lease, started, stop, err := l.lock(ctx, start)
 	if stop == nil && err != nil {
 		out.unavailable = true
 		out.next = l.notPast(out.next)
-		l.skipped(l.lockFailed(err), 1, out.next)
+		l.tellSkipped(l.logLockFailure(err), 1, out.next)
 	}
 	if out.stop = stop; stop != nil || err != nil {
 		return out
 	}
-	l.ended(&l.outages.store, true, "store reachable again", "event", EventSkip, "reason", ReasonStore)
-	l.ended(&l.outages.lockErr, true, "lock taken again", "event", EventLockError)
-	l.ended(&l.outages.locked, false, "lock free again", "event", EventSkip, "reason", ReasonLocked)
+	l.recover(&l.outages.store, true, "store reachable again", "event", EventSkip, "reason", ReasonStore)
+	l.recover(&l.outages.lockErr, true, "lock taken again", "event", EventLockError)
+	l.recover(&l.outages.locked, false, "lock free again", "event", EventSkip, "reason", ReasonLocked)
 	defer func() { out.stopBy(l.unlock(lease, out.stop != nil)) }()
 
+	var now time.Time
 	if started {
 		// The start went with the lock: the record it was made from is the
 		// store's, and reconcile would have found nothing to change.
-		l.rec = *start
+		l.rec.Record, now = first.rec, first.at
 	} else {
 		now = l.now()
 		if l.cfg.Store != nil {
@@ -104,32 +109,60 @@ type runEnd struct {
 	failedBefore int
 }
 
+// lockStart is the start of a run made before the lock, for the lock to
+// write with itself (see startFirst).
+type lockStart struct {
+	rec state.Record // the loop's record with the run's start booked
+	at  time.Time    // the run's start, on the loop's timeline
+}
+
 // startFirst returns the start of the run of slot, made from the loop's own
-// record, for the lock to write with itself, and the run's start time: when
-// the lock is the store (startLocker), this process has run before and its
-// last write succeeded, and reconcile, given the loop's record, would change
-// nothing (no grid to join, no run cut short) nor skip the slot (done), nor
-// log (the end of a series of failed reads). Otherwise nil: the record is
-// read under the lock first. Manual runs always take that path.
+// record, for the lock to write with itself (startLocker), when the lock
+// may: the lock is the store (lockWritesStart), this process's last write
+// of the record stands (lastWriteStands), and reconcile, given the loop's
+// record, would change nothing nor skip the slot (runsOnOwn). Otherwise
+// nil: the record is read under the lock first. Manual runs always take
+// that path.
 //
-// now, the run's start as booked, is read before the lock: on this path
-// it is one round trip earlier than the lock (the log's late_ms is the
-// exec's own). The lock writes the start only if the store holds exactly
-// what this process wrote last; the loop's record is then that record (its last
-// write, or the same read back since), and the start the one the run would
-// make after reading it. Any other record, another instance's, a hand
-// edit's, is read, never overwritten.
-func (l *loop) startFirst(slot time.Time, manual bool) (now time.Time, start *state.Record) {
-	if _, ok := l.cfg.Lock.(startLocker); !ok || manual || l.ran == 0 || l.unsaved || l.outages.stateRead.n > 0 || l.cfg.Store == nil ||
-		any(l.cfg.Store) != any(l.cfg.Lock) {
-		return now, nil
+// The start's time is read before the lock: on this path it is one round
+// trip earlier than the lock (the log's late_ms is the exec's own). The
+// lock writes the start only if the store holds exactly what this process
+// wrote last; the loop's record is then that record (its last write, or
+// the same read back since), and the start the one the run would make
+// after reading it. Any other record, another instance's, a hand edit's,
+// is read, never overwritten.
+func (l *loop) startFirst(slot time.Time, manual bool) *lockStart {
+	if manual || !l.lockWritesStart() || !l.lastWriteStands() {
+		return nil
 	}
-	now, rec := l.now(), l.rec
-	if rec.Running || rec.Schedule != l.cfg.Schedule.Recorded() || l.otherGrid(&rec) || ranAlready(&rec, false, l.time.label(slot), l.time.label(now), l.time.labelled()) {
-		return now, nil
+	now := l.now()
+	if !l.runsOnOwn(slot, now) {
+		return nil
 	}
-	s := l.booked(slot, now, false)
-	return now, &s
+	return &lockStart{rec: l.book(slot, now, false), at: now}
+}
+
+// lockWritesStart reports whether the lock can write a run's start with
+// itself: it is the store, a startLocker (lock.Session).
+func (l *loop) lockWritesStart() bool {
+	_, ok := l.cfg.Lock.(startLocker)
+	return ok && l.cfg.Store != nil && any(l.cfg.Store) == any(l.cfg.Lock)
+}
+
+// lastWriteStands reports whether the store holds the record this process
+// wrote last, as far as it knows: it has run, its last write succeeded,
+// and its reads are not failing (whose end reconcile logs).
+func (l *loop) lastWriteStands() bool {
+	return l.ran > 0 && !l.rec.unsaved && l.outages.stateRead.n == 0
+}
+
+// runsOnOwn reports whether the loop's record is the one reconcile would
+// run the slot from unchanged: no run on record (cut short or going on),
+// this schedule, this grid, and the slot not run yet.
+func (l *loop) runsOnOwn(slot, now time.Time) bool {
+	rec := &l.rec.Record
+	return !rec.Running && rec.Schedule == l.cfg.Schedule.Recorded() && !l.otherGrid(rec) &&
+		!ranAlready(rec, false, l.time.label(slot), l.time.label(now), l.time.labelled())
 }
 
 // otherGrid reports whether rec, of this schedule, is on another grid than
@@ -138,15 +171,15 @@ func (l *loop) otherGrid(rec *state.Record) bool {
 	return !l.cfg.Schedule.WallClock() && !rec.Anchor.Equal(l.time.label(l.time.anchor))
 }
 
-// booked returns the loop's record with the start of the run of slot
+// book returns the loop's record with the start of the run of slot
 // booked; a manual run books the slot it runs in.
-func (l *loop) booked(slot, now time.Time, manual bool) state.Record {
+func (l *loop) book(slot, now time.Time, manual bool) state.Record {
 	if manual {
 		slot = l.time.slots.Prev(now)
 	}
-	r := markStart(l.rec, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule.Recorded(),
+	r := markStart(l.rec.Record, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule.Recorded(),
 		Anchor: l.time.label(l.time.anchor), Slot: l.time.label(slot), At: l.time.label(now), Host: l.cfg.Host, PID: l.cfg.PID})
-	r.Skipped = state.AddCount(r.Skipped, l.lateSkips)
+	r.Skipped = state.AddCount(r.Skipped, l.rec.lateSkips)
 	return r
 }
 
@@ -156,11 +189,11 @@ func (l *loop) booked(slot, now time.Time, manual bool) state.Record {
 func (l *loop) run(ctx context.Context, p runPlan, out *outcome) {
 	l.runAsked = false // this run answers a SIGUSR1 that came while the slot began
 	if !p.manual {
-		l.dst(p.slot)
+		l.logDST(p.slot)
 	}
 	if !p.written {
-		before := l.rec
-		l.rec = l.booked(p.slot, p.start, p.manual)
+		before := l.rec.Record
+		l.rec.Record = l.book(p.slot, p.start, p.manual)
 		stop, ok := l.saveStart(ctx, before, p.lease.Token() != 0)
 		if stop != nil {
 			// Stopped while a store that does not answer held the start:
@@ -174,39 +207,39 @@ func (l *loop) run(ctx context.Context, p runPlan, out *outcome) {
 			// as for a state that cannot be read.
 			out.unavailable = true
 			out.next = l.notPast(out.next)
-			l.skipped(ReasonState, 1, out.next)
+			l.tellSkipped(ReasonState, 1, out.next)
 			return
 		}
 	} else if l.cfg.Store != nil {
-		l.saved(nil)
+		l.noteWrite(nil)
 	}
-	l.lateSkips = 0 // booked, with the start written by the lock or here
+	l.rec.lateSkips = 0 // booked, with the start written by the lock or here
 	l.tail = nil
 	if l.cfg.QuietSuccess || l.cfg.Hooks.any() || l.cfg.Observer != nil && l.cfg.Observer.WantsOutput() {
 		l.tail = NewTail(l.cfg.OutputTail)
 	}
 	if o := l.cfg.Observer; o != nil {
-		o.Started(Run{Slot: l.time.label(p.slot), Start: l.time.label(p.start), Late: p.start.Sub(p.slot), Record: l.rec, Next: l.time.label(out.next)})
+		o.Started(Run{Slot: l.time.label(p.slot), Start: l.time.label(p.start), Late: p.start.Sub(p.slot), Record: l.rec.Record, Next: l.time.label(out.next)})
 	}
-	res, attempts, stop := l.attempts(ctx, p.slot, p.lease)
+	res, attempts, stop := l.runAttempts(ctx, p.slot, p.lease)
 	e := runEnd{at: l.now(), res: res, attempts: attempts, failedBefore: l.rec.ConsecutiveFailures}
 	l.ran++
 	out.ran, out.res, out.stop = true, res, stop
-	out.next = l.overran(out.next, e.at, p.catchingUp)
-	l.rec = markEnd(l.rec, res, attempts, l.time.label(e.at))
+	out.next = l.skipOverrun(out.next, e.at, p.catchingUp)
+	l.rec.Record = markEnd(l.rec.Record, res, attempts, l.time.label(e.at))
 	if res.Outcome == Success {
 		l.failures = 0
 	} else {
 		l.failures++
 	}
-	out.stopBy(l.save(ctx, l.rec, out.stop != nil))
+	out.stopBy(l.save(ctx, l.rec.Record, out.stop != nil))
 	l.logFinish(e, e.at.Sub(p.start))
-	l.told(p, e, out)
+	l.tellEnd(p, e, out)
 }
 
-// told tells of a run's end: its held output printed if it failed
+// tellEnd tells of a run's end: its held output printed if it failed
 // (--quiet-success), the observer, and the hooks it calls for.
-func (l *loop) told(p runPlan, e runEnd, out *outcome) {
+func (l *loop) tellEnd(p runPlan, e runEnd, out *outcome) {
 	res, slot, start := e.res, p.slot, p.start
 	var output []byte
 	var dropped int64
@@ -224,7 +257,7 @@ func (l *loop) told(p runPlan, e runEnd, out *outcome) {
 	}
 	if o := l.cfg.Observer; o != nil {
 		o.Finished(Run{Slot: l.time.label(slot), Start: l.time.label(start), Late: start.Sub(slot), End: l.time.label(e.at), Result: res, Attempts: e.attempts,
-			Record: l.rec, Next: l.time.label(out.next), Output: output, Dropped: dropped})
+			Record: l.rec.Record, Next: l.time.label(out.next), Output: output, Dropped: dropped})
 	}
 	if l.cfg.Hooks.any() {
 		out.hooks = &hookRun{env: l.env(slot, e.attempts, p.lease.Token()), res: res, attempts: e.attempts, duration: e.at.Sub(start),
@@ -254,12 +287,12 @@ func (l *loop) saveStart(ctx context.Context, before state.Record, fleet bool) (
 		return nil, true
 	}
 	if before.Runs >= state.MaxCount {
-		l.rec = before
-		l.cannotReserve(errNumbersUsedUp)
+		l.rec.Record = before
+		l.skipUnreserved(errNumbersUsedUp)
 		return nil, false
 	}
 	sync := l.reserve()
-	rec := l.rec
+	rec := l.rec.Record
 	var err error
 	stop, done := l.recordCall(ctx, false, func(ctx context.Context) { err = l.cfg.Store.Save(context.WithoutCancel(ctx), &rec) })
 	switch {
@@ -268,7 +301,7 @@ func (l *loop) saveStart(ctx context.Context, before state.Record, fleet bool) (
 	case !done:
 		err = errAbandoned
 	}
-	l.saved(err)
+	l.noteWrite(err)
 	if l.dur.syncer == nil {
 		// A server's record: as durable as its store keeps it. A fleet
 		// store's (a lease with a fencing token) is the reservation itself:
@@ -277,11 +310,11 @@ func (l *loop) saveStart(ctx context.Context, before state.Record, fleet bool) (
 		// skipped, until a write succeeds.
 		switch {
 		case err != nil && fleet:
-			l.rec = before
-			l.cannotReserve(err)
+			l.rec.Record = before
+			l.skipUnreserved(err)
 			return nil, false
 		case err == nil:
-			l.ended(&l.outages.reserve, true, "run numbers reserved on disk again", "event", EventSkip, "reason", ReasonState,
+			l.recover(&l.outages.reserve, true, "run numbers reserved on disk again", "event", EventSkip, "reason", ReasonState,
 				"state", l.cfg.Store.Where())
 		}
 		return nil, true
@@ -299,11 +332,11 @@ func (l *loop) saveStart(ctx context.Context, before state.Record, fleet bool) (
 		err = l.markBehind()
 	}
 	if err != nil {
-		l.rec = withReservation(before, l.rec)
-		l.cannotReserve(err)
+		l.rec.Record = withReservation(before, l.rec.Record)
+		l.skipUnreserved(err)
 		return nil, false
 	}
-	l.ended(&l.outages.reserve, true, "run numbers reserved on disk again", "event", EventSkip, "reason", ReasonState,
+	l.recover(&l.outages.reserve, true, "run numbers reserved on disk again", "event", EventSkip, "reason", ReasonState,
 		"state", l.cfg.Store.Where())
 	return nil, true
 }
@@ -321,14 +354,14 @@ func withReservation(before, booked state.Record) state.Record {
 // unbook writes back the record as it was before a start that was
 // written but could not be synced: the run does not start.
 func (l *loop) unbook(ctx context.Context, before state.Record) {
-	l.rec = withReservation(before, l.rec)
-	l.save(ctx, l.rec, false)
+	l.rec.Record = withReservation(before, l.rec.Record)
+	l.save(ctx, l.rec.Record, false)
 }
 
-// cannotReserve logs a slot skipped for want of a run number, summarised
+// skipUnreserved logs a slot skipped for want of a run number, summarised
 // while it repeats.
-func (l *loop) cannotReserve(err error) {
-	l.repeated(&l.outages.reserve, "reserve", 1, slog.LevelError, "cannot reserve a run number, skipping the slot",
+func (l *loop) skipUnreserved(err error) {
+	l.report(&l.outages.reserve, "reserve", 1, slog.LevelError, "cannot reserve a run number, skipping the slot",
 		"event", EventSkip, "reason", ReasonState, "state", l.cfg.Store.Where(),
 		"error", l.reserveError(err))
 }
@@ -342,13 +375,13 @@ func (l *loop) reserveError(err error) string {
 	return fmt.Sprintf("%v (runs %d, numbers reserved on disk up to %d)", err, l.rec.Runs, l.dur.reserved)
 }
 
-// lockFailed logs why the lock could not be taken, and returns it as a skip
+// logLockFailure logs why the lock could not be taken, and returns it as a skip
 // reason. The holder of a busy file lock is looked up in the record.
-func (l *loop) lockFailed(err error) (reason string) {
+func (l *loop) logLockFailure(err error) (reason string) {
 	var busy *lock.BusyError
 	switch {
 	case errors.As(err, &busy):
-		l.sawHolder = true
+		l.rec.sawHolder = true
 		h := busy.Holder
 		if p, ok := l.cfg.Store.(peeker); ok && h == (lock.Holder{}) {
 			// A file lock names no holder; the holder's record does, when
@@ -370,28 +403,28 @@ func (l *loop) lockFailed(err error) (reason string) {
 		if h == (lock.Holder{}) {
 			attrs = append(attrs, "holder", "unknown")
 		}
-		l.repeated(&l.outages.locked, "busy", 1, slog.LevelInfo, "lock busy, skipping the slot", attrs...)
+		l.report(&l.outages.locked, "busy", 1, slog.LevelInfo, "lock busy, skipping the slot", attrs...)
 		return ReasonLocked
 	case errors.Is(err, lock.ErrStore):
-		l.repeated(&l.outages.store, "store", 1, slog.LevelError, "store unreachable, skipping the slot", "event", EventSkip, "reason", ReasonStore, "error", err.Error())
+		l.report(&l.outages.store, "store", 1, slog.LevelError, "store unreachable, skipping the slot", "event", EventSkip, "reason", ReasonStore, "error", err.Error())
 		return ReasonStore
 	default:
-		l.repeated(&l.outages.lockErr, "lock", 1, slog.LevelError, "cannot take the lock, skipping the slot", "event", EventLockError, "error", err.Error())
+		l.report(&l.outages.lockErr, "lock", 1, slog.LevelError, "cannot take the lock, skipping the slot", "event", EventLockError, "error", err.Error())
 		return ReasonLock
 	}
 }
 
-// skipped tells the observer of skipped slots.
-func (l *loop) skipped(reason string, count int, next time.Time) {
+// tellSkipped tells the observer of skipped slots.
+func (l *loop) tellSkipped(reason string, count int, next time.Time) {
 	if o := l.cfg.Observer; o != nil {
 		o.Skipped(reason, count, l.time.label(next))
 	}
 }
 
-// overran returns the slot to wait for after a run that ended at end: next,
+// skipOverrun returns the slot to wait for after a run that ended at end: next,
 // or, if the run went past it, the first slot after end, the ones between
-// skipped and logged. Catch-up runs that follow one another overrun nothing.
-func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
+// tellSkipped and logged. Catch-up runs that follow one another overrun nothing.
+func (l *loop) skipOverrun(next, end time.Time, catchingUp bool) time.Time {
 	if since := l.time.since(); since.suspends > 0 || since.steps > 0 && l.cfg.Schedule.WallClock() {
 		// Slots passed in a suspend, or the wall clock set past a calendar's
 		// slots, during the run: missed, not overrun; the wait that follows
@@ -399,15 +432,15 @@ func (l *loop) overran(next, end time.Time, catchingUp bool) time.Time {
 		return next
 	}
 	if catchingUp || !next.Before(end) {
-		l.ended(&l.outages.overrun, false, "runs fit their slots again", "event", EventSkip, "reason", ReasonOverrun)
+		l.recover(&l.outages.overrun, false, "runs fit their slots again", "event", EventSkip, "reason", ReasonOverrun)
 		return next
 	}
 	after := l.time.slots.Next(end)
 	skipped := schedule.Count(l.time.slots, next, after, maxCount)
 	l.rec.Skipped = state.AddCount(l.rec.Skipped, int(skipped))
-	l.repeated(&l.outages.overrun, "overrun", int(skipped), slog.LevelWarn, "run overran its slots", "event", EventSkip, "reason", ReasonOverrun,
+	l.report(&l.outages.overrun, "overrun", int(skipped), slog.LevelWarn, "run overran its slots", "event", EventSkip, "reason", ReasonOverrun,
 		"next", l.time.label(after).UTC())
-	l.skipped(ReasonOverrun, int(skipped), after)
+	l.tellSkipped(ReasonOverrun, int(skipped), after)
 	return after
 }
 
@@ -429,7 +462,7 @@ func (l *loop) logFinish(e runEnd, d time.Duration) {
 	}
 	if res.Outcome != Success {
 		key := string(res.Outcome) + " " + describe(res)
-		l.repeated(&l.outages.failing, key, 1, slog.LevelWarn, "run finished", attrs...)
+		l.report(&l.outages.failing, key, 1, slog.LevelWarn, "run finished", attrs...)
 		return
 	}
 	total, _, _, _ := l.outages.failing.end()
@@ -442,7 +475,7 @@ func (l *loop) logFinish(e runEnd, d time.Duration) {
 }
 
 // notPast returns next, or the first slot after now if next has passed: a
-// skipped slot never makes the loop run late.
+// tellSkipped slot never makes the loop run late.
 func (l *loop) notPast(next time.Time) time.Time {
 	if now := l.now(); next.Before(now) {
 		return l.time.slots.Next(now)
@@ -450,10 +483,10 @@ func (l *loop) notPast(next time.Time) time.Time {
 	return next
 }
 
-// dst logs a slot of a fixed-time calendar schedule that a DST change moved
+// logDST logs a slot of a fixed-time calendar schedule that a DST change moved
 // (its time did not exist: the end of the gap) or chose (its time occurs
 // twice: the first).
-func (l *loop) dst(slot time.Time) {
+func (l *loop) logDST(slot time.Time) {
 	var why string
 	switch l.cfg.Schedule.Shift(slot) {
 	case schedule.Gap:

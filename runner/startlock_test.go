@@ -325,7 +325,7 @@ func TestStartFirst(t *testing.T) {
 		{"own record", func(*loop) {}, false, true},
 		{"manual", func(*loop) {}, true, false},
 		{"first run", func(l *loop) { l.ran = 0 }, false, false},
-		{"last write failed", func(l *loop) { l.unsaved = true }, false, false},
+		{"last write failed", func(l *loop) { l.rec.unsaved = true }, false, false},
 		{"reads failing", func(l *loop) { l.outages.stateRead.n = 1 }, false, false},
 		{"slot done", func(l *loop) { l.rec.LastSlot = slot }, false, false},
 		{"running", func(l *loop) { l.rec.Running = true }, false, false},
@@ -337,16 +337,17 @@ func TestStartFirst(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := Config{Name: "job", Command: []string{"job"}, Schedule: grid("10s"),
 				Lock: session, Store: session, Clock: fixedClock{slot.Add(time.Millisecond)}, Host: "web-1", PID: 42}
-			l := &loop{cfg: cfg, time: newTimeline(cfg.Clock, cfg.Schedule), rec: own, ran: 1}
+			l := &loop{cfg: cfg, time: newTimeline(cfg.Clock, cfg.Schedule), rec: held{Record: own}, ran: 1}
 			l.time.setGrid(anchor)
 			tt.change(l)
-			now, start := l.startFirst(slot, tt.manual)
-			if (start != nil) != tt.want {
-				t.Fatalf("start = %+v, want one: %v", start, tt.want)
+			first := l.startFirst(slot, tt.manual)
+			if (first != nil) != tt.want {
+				t.Fatalf("start = %+v, want one: %v", first, tt.want)
 			}
-			if start == nil {
+			if first == nil {
 				return
 			}
+			now, start := first.at, first.rec
 			if !now.Equal(slot.Add(time.Millisecond)) || start.Runs != 6 || !start.Running || !start.LastSlot.Equal(slot) ||
 				!start.LastRun.Equal(now) || start.Host != "web-1" || start.PID != 42 || !start.Anchor.Equal(anchor) {
 				t.Fatalf("start %+v at %v, want run 6 of slot %v at now", start, now, slot)

@@ -119,7 +119,7 @@ func (l *loop) lock(ctx context.Context, start *state.Record) (lock.Lease, bool,
 		started bool
 		err     error
 	)
-	prev := l.rec
+	prev := l.rec.Record
 	stop, _ := l.call(ctx, false, start != nil, func(ctx context.Context) {
 		if start != nil {
 			lease, started, err = l.cfg.Lock.(startLocker).LockStart(ctx, start)
@@ -181,18 +181,18 @@ func (l *loop) load(ctx context.Context) (*state.Record, os.Signal, error) {
 	case errors.As(err, &corrupt) && rec != nil && corrupt.Restored != "":
 		// Left empty or torn by a power loss: the job goes on from the
 		// record last synced.
-		l.repeated(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, going on from its last synced copy",
+		l.report(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, going on from its last synced copy",
 			"event", EventStateError, "state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Error())
 		err = nil
 	case errors.As(err, &corrupt):
-		l.repeated(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, starting fresh", "event", EventStateError,
+		l.report(&l.outages.corrupt, "corrupt", 1, slog.LevelWarn, "state cannot be used, starting fresh", "event", EventStateError,
 			"state", corrupt.Where, "moved_to", corrupt.MovedTo, "error", corrupt.Err.Error())
 		return nil, nil, nil
 	case err == nil && rec != nil:
-		l.ended(&l.outages.corrupt, false, "state usable again", "event", EventStateError, "state", l.cfg.Store.Where())
+		l.recover(&l.outages.corrupt, false, "state usable again", "event", EventStateError, "state", l.cfg.Store.Where())
 	}
 	if err == nil && rec != nil {
-		l.loaded(rec)
+		l.noteLoaded(rec)
 	}
 	return rec, nil, err
 }
@@ -211,9 +211,9 @@ func (l *loop) save(ctx context.Context, rec state.Record, stopping bool) os.Sig
 	if !done {
 		err = errAbandoned
 	}
-	l.saved(err)
+	l.noteWrite(err)
 	if err == nil {
-		l.stale = 0 // rec was the loop's record as it is, steps and all
+		l.rec.stale = 0 // rec was the loop's record as it is, steps and all
 		l.dur.noteWritten(time.Now())
 	}
 	return stop
@@ -222,16 +222,16 @@ func (l *loop) save(ctx context.Context, rec state.Record, stopping bool) os.Sig
 // errAbandoned is the error of a write a stopping loop could not wait for.
 var errAbandoned = errors.New("write abandoned: every is stopping")
 
-// saved takes note of a write's result.
-func (l *loop) saved(err error) {
+// noteWrite takes note of a write's result.
+func (l *loop) noteWrite(err error) {
 	if err != nil {
-		l.unsaved = true
-		l.repeated(&l.outages.stateWrite, "write", 1, slog.LevelError, "cannot write state, will try again at the next run",
+		l.rec.unsaved = true
+		l.report(&l.outages.stateWrite, "write", 1, slog.LevelError, "cannot write state, will try again at the next run",
 			"event", EventStateError, "state", l.cfg.Store.Where(), "error", err.Error())
 		return
 	}
-	l.unsaved = false
-	l.ended(&l.outages.stateWrite, false, "state written again", "event", EventStateError, "state", l.cfg.Store.Where())
+	l.rec.unsaved = false
+	l.recover(&l.outages.stateWrite, false, "state written again", "event", EventStateError, "state", l.cfg.Store.Where())
 }
 
 // holderAlive reports whether the run a record shows as running may still be

@@ -67,7 +67,7 @@ func (s *supervisor) supervise(ctx context.Context, waited <-chan error) Result 
 	}
 }
 
-// ended stops the command when the attempt's context ends: its timeout, or
+// recover stops the command when the attempt's context ends: its timeout, or
 // the lock lost.
 func (s *supervisor) ended(ctx context.Context) {
 	switch {

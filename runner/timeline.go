@@ -117,29 +117,29 @@ func (t *timeline) observe() (step time.Duration) {
 }
 
 // now reads the clock onto the loop's timeline, and takes a step of the
-// wall clock into account (see stepped).
+// wall clock into account (see takeStep).
 func (l *loop) now() time.Time {
 	now, step := l.time.now()
 	if step != 0 {
-		l.stepped(step)
+		l.takeStep(step)
 	}
 	return now
 }
 
-// stepped takes a step of the wall clock into account: a grid's records,
+// takeStep takes a step of the wall clock into account: a grid's records,
 // its own history included, move with the timeline, so that none looks
 // from the future, or stale, for the step. It is logged, and summarised
 // when it repeats.
-func (l *loop) stepped(step time.Duration) {
+func (l *loop) takeStep(step time.Duration) {
 	msg, detail := "wall clock set forward", "slots follow it; the ones it skipped follow --catch-up"
 	if step < 0 {
 		msg, detail = "wall clock set back", "slots follow it; none that ran runs again"
 	}
 	if !l.cfg.Schedule.WallClock() {
-		l.rec = restamp(l.rec, step)
-		l.stale += step
+		l.rec.Record = restamp(l.rec.Record, step)
+		l.rec.stale += step
 		detail = "the grid keeps its pace on the monotonic clock; the slot times recorded and passed on follow the wall clock"
 	}
-	l.repeated(&l.outages.clock, "step", 1, slog.LevelWarn, msg, "event", EventCatchUp, "reason", ReasonClock, "missed", 0,
+	l.report(&l.outages.clock, "step", 1, slog.LevelWarn, msg, "event", EventCatchUp, "reason", ReasonClock, "missed", 0,
 		"step", step.String(), "detail", detail)
 }

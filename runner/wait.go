@@ -14,12 +14,12 @@ import (
 	"github.com/everycli/every/schedule"
 )
 
-// idle waits for slot due (plus jitter) or for SIGUSR1, and returns the slots
+// waitIdle waits for slot due (plus jitter) or for SIGUSR1, and returns the slots
 // to run: due; or, when a suspend or a step of a calendar's wall clock passed
 // more slots than due, those --catch-up picks of them (none: it waits on);
-// or, after a wake-up that came late past them, the latest (see late); or
+// or, after a wake-up that came late past them, the latest (see skipLate); or
 // now, asked for by hand. A stop signal ends the wait at once.
-func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manual bool, stop os.Signal) {
+func (l *loop) waitIdle(ctx context.Context, due time.Time) (slots []time.Time, manual bool, stop os.Signal) {
 	if l.runAsked {
 		l.runAsked = false
 		return []time.Time{l.now()}, true, nil
@@ -54,8 +54,8 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 			now := l.now()
 			if cur := l.time.slots.Prev(now.Add(-jitter)); cur.After(due) {
 				// More than the slot due passed while the wait could not see
-				// it (see overslept).
-				if slots, due = l.overslept(due, cur, now.Add(-jitter), armed.Add(-jitter), set); len(slots) > 0 {
+				// it (see sortPassed).
+				if slots, due = l.sortPassed(due, cur, now.Add(-jitter), armed.Add(-jitter), set); len(slots) > 0 {
 					return slots, false, nil
 				}
 				// None of them runs (--catch-up none): wait for the next
@@ -91,7 +91,7 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 	}
 }
 
-// overslept sorts out a wake-up that finds slots after due passed: a
+// sortPassed sorts out a wake-up that finds slots after due passed: a
 // suspend (a wall-clock wait hears of a resume as of a clock set), the wall
 // clock set forward past a calendar's slots, slots passed before the wait
 // began (every was busy with a call of its own), or a wake-up late (every
@@ -100,47 +100,47 @@ func (l *loop) idle(ctx context.Context, due time.Time) (slots []time.Time, manu
 // was due: its time, or the start of the wait if later) are less the
 // wait's jitter. It returns the slots to run (none: wait on) and the slot
 // due after them.
-func (l *loop) overslept(due, cur, now, armed time.Time, set bool) ([]time.Time, time.Time) {
+func (l *loop) sortPassed(due, cur, now, armed time.Time, set bool) ([]time.Time, time.Time) {
 	since := l.time.since()
 	l.time.markSlot()
 	switch {
 	case since.suspends > 0:
-		return l.passed(due, cur, now, ReasonSuspend)
+		return l.catchUpPassed(due, cur, now, ReasonSuspend)
 	case set || since.steps > 0:
-		return l.passed(due, cur, now, ReasonClock)
+		return l.catchUpPassed(due, cur, now, ReasonClock)
 	case l.time.slots.Prev(armed).After(due):
-		return nil, l.busy(due, now)
+		return nil, l.skipBusy(due, now)
 	}
-	return l.late(due, cur, armed), due
+	return l.skipLate(due, cur, armed), due
 }
 
-// busy returns the slot to wait for when slots after due passed before the
+// skipBusy returns the slot to wait for when slots after due passed before the
 // wait for due began: every was waiting on a call of its own (a store that
 // answered slowly, a lock slow to release, hooks), which is no late
 // wake-up. As a run's overrun, it skips them, due included, and waits for
 // the first slot after now.
-func (l *loop) busy(due, now time.Time) time.Time {
+func (l *loop) skipBusy(due, now time.Time) time.Time {
 	after := l.time.slots.Next(now)
 	skipped := schedule.Count(l.time.slots, due, after, maxCount)
-	l.lateSkips += int(skipped)
-	l.repeated(&l.outages.overrun, "busy", int(skipped), slog.LevelWarn, "slots passed while every waited on its store, lock or hooks, skipping them",
+	l.rec.lateSkips += int(skipped)
+	l.report(&l.outages.overrun, "busy", int(skipped), slog.LevelWarn, "slots passed while every waited on its store, lock or hooks, skipping them",
 		"event", EventSkip, "reason", ReasonOverrun, "next", l.time.label(after).UTC())
-	l.skipped(ReasonOverrun, int(skipped), after)
+	l.tellSkipped(ReasonOverrun, int(skipped), after)
 	return after
 }
 
-// late returns the slot to run after a wake-up that came late, past the
+// skipLate returns the slot to run after a wake-up that came late, past the
 // slot due and more (every was stopped by SIGSTOP, or starved): the latest
 // slot, cur, at once, as a wake-up late for one slot runs it; the ones from
 // due to cur are skipped, as a run's overrun skips them. Not a suspend: no
 // time passed that every could not count. from is when the wake-up was
 // due (the time before it is not lateness).
-func (l *loop) late(due, cur, from time.Time) []time.Time {
+func (l *loop) skipLate(due, cur, from time.Time) []time.Time {
 	skipped := schedule.Count(l.time.slots, due, cur, maxCount)
-	l.lateSkips += int(skipped)
-	l.repeated(&l.outages.overrun, "late", int(skipped), slog.LevelWarn, "woke up late (stopped or starved), skipping the slots that passed",
+	l.rec.lateSkips += int(skipped)
+	l.report(&l.outages.overrun, "late", int(skipped), slog.LevelWarn, "woke up late (stopped or starved), skipping the slots that passed",
 		"event", EventSkip, "reason", ReasonOverrun, "late_ms", l.now().Sub(from).Milliseconds(), "next", l.time.label(cur).UTC())
-	l.skipped(ReasonOverrun, int(skipped), cur)
+	l.tellSkipped(ReasonOverrun, int(skipped), cur)
 	return []time.Time{cur}
 }
 
@@ -166,10 +166,10 @@ func (l *loop) arm(at time.Time) (<-chan bool, func()) {
 	return l.cfg.Clock.Boot(at.Sub(l.now()))
 }
 
-// passed returns the slots to run when slots from due up to cur passed while
+// catchUpPassed returns the slots to run when slots from due up to cur passed while
 // every could not run them (why: a suspend, the clock set forward): those
 // --catch-up picks, as at start, and the slot to wait for after them.
-func (l *loop) passed(due, cur, now time.Time, why string) (runs []time.Time, next time.Time) {
+func (l *loop) catchUpPassed(due, cur, now time.Time, why string) (runs []time.Time, next time.Time) {
 	missed := schedule.Count(l.time.slots, due, cur, maxCount) + 1
 	runs = catchUp(l.time.slots, cur, missed, l.cfg.CatchUp, l.cfg.CatchUpMax)
 	l.log.Info("slots passed while waiting", "event", EventCatchUp, "missed", missed, "policy", l.cfg.CatchUp.String(),
