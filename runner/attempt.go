@@ -15,10 +15,11 @@ import (
 	"github.com/everycli/every/lock"
 )
 
-// runAttempts runs the attempts of one run, with their retries and backoff waits.
-func (l *loop) runAttempts(ctx context.Context, slot time.Time, lease lock.Lease) (res Result, attempts int, stop os.Signal) {
+// runAttempts runs the attempts of run p, with their retries and backoff
+// waits.
+func (l *loop) runAttempts(ctx context.Context, p runPlan) (res Result, attempts int, stop os.Signal) {
 	for attempts = 1; ; attempts++ {
-		res, stop = l.attempt(ctx, slot, attempts, lease)
+		res, stop = l.attempt(ctx, p, attempts)
 		// Without the lock there is no retry: another holder may run now.
 		if res.Outcome == Success || res.Outcome == LostLock || stop != nil || attempts > l.cfg.Retries || !l.cfg.RetryOn.Retries(res) {
 			return res, attempts, stop
@@ -68,9 +69,10 @@ func (l *loop) sleep(ctx context.Context, d time.Duration) os.Signal {
 	}
 }
 
-// attempt runs attempt k of slot and passes every's signals on to it while it
-// runs. A stop signal is returned once the attempt has ended.
-func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Lease) (Result, os.Signal) {
+// attempt runs attempt k of run p and passes every's signals on to it while
+// it runs. A stop signal is returned once the attempt has ended.
+func (l *loop) attempt(ctx context.Context, p runPlan, k int) (Result, os.Signal) {
+	slot, lease := p.slot, p.lease
 	// The attempt's context ends on its timeout or when the lock is lost, not
 	// when ctx does: a stop is passed on as a signal.
 	actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -92,7 +94,7 @@ func (l *loop) attempt(ctx context.Context, slot time.Time, k int, lease lock.Le
 		Signals:   forward,
 		Kill:      lease.Expiring(),
 		Logger:    l.log,
-		Output:    l.tail,
+		Output:    p.tail,
 		Hold:      l.cfg.QuietSuccess,
 		Lock:      lock.Inherited(lease),
 		guard:     l.runGuard(),

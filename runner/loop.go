@@ -50,8 +50,6 @@ type loop struct {
 	// runAsked says a SIGUSR1 came while the loop was busy with the store
 	// and no run followed: the idle wait runs one at once.
 	runAsked bool
-	// tail keeps the running run's output, when a feature needs it.
-	tail *Tail
 	// first, when set, is when the first wait ends, before its slot: a
 	// one-shot's run at once for a slot that has passed.
 	first time.Time

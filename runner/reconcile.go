@@ -3,16 +3,12 @@ package runner
 // This file squares the loop's own record with the one the store holds,
 // read again under the lock before a run: the grid another instance left,
 // a slot it already ran, a start of its own, a record the store lost.
-// reread decides, from values only; the loop's reconcile reads, logs and
-// takes the decision.
+// rereadRecord decides, from values only; the loop's reconcile (slot.go)
+// reads, logs and takes the decision.
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
 	"time"
 
-	"github.com/everycli/every/lock"
 	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
@@ -189,75 +185,4 @@ func floored(rec *state.Record, in rereadInput) (*state.Record, *lostRecord) {
 	r := *rec
 	r.Runs = lost.runs
 	return &r, lost
-}
-
-// reconcile reads the record again, under the lock, and takes what
-// rereadRecord makes of it. It returns the slot to run, or skip when this
-// slot is not to be run: already run, or the record cannot be read (it is
-// then never replaced by a fresh one).
-func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now time.Time, lease lock.Lease, out *outcome) (time.Time, bool) {
-	rec, stop, err := l.load(ctx)
-	switch {
-	case stop != nil:
-		out.stop = stop
-		return slot, true
-	case err != nil:
-		out.unavailable = true
-		out.next = l.notPast(out.next)
-		l.report(&l.outages.stateRead, "read", 1, slog.LevelError, "cannot read state, skipping the slot", "event", EventSkip, "reason", ReasonState,
-			"state", l.cfg.Store.Where(), "error", err.Error())
-		l.tellSkipped(ReasonState, 1, out.next)
-		return slot, true
-	}
-	l.recover(&l.outages.stateRead, true, "state readable again", "event", EventSkip, "reason", ReasonState)
-	var floor int
-	f, hasFloor := lease.(floorer)
-	if hasFloor {
-		floor = f.RunFloor()
-	}
-	underLock := l.cfg.Lock != nil
-	r := rereadRecord(rereadInput{found: rec, mine: l.rec, floor: floor, hasFloor: hasFloor,
-		alive: func(rec *state.Record) bool { return l.holderAlive(rec, underLock) },
-		sched: l.cfg.Schedule, anchor: l.time.label(l.time.anchor), slot: l.time.label(slot), now: l.time.label(now),
-		manual: manual, host: l.cfg.Host, pid: l.cfg.PID})
-	if r.lost != nil {
-		l.logLost(r.lost)
-	}
-	if !r.join.IsZero() {
-		l.time.setGrid(l.time.unlabel(r.join))
-		if !manual {
-			slot = l.time.unlabel(r.slot)
-			out.next = l.time.slots.Next(slot)
-		}
-	}
-	if r.done {
-		l.rec.Record = r.rec
-		out.next, out.done = l.notPast(out.next), true
-		if l.cfg.MaxRuns == 1 {
-			// A one-shot ends with it: it says so, as its ready line
-			// would have if the run had been over then.
-			l.log.Info("slot already run, nothing to do", "event", EventSkip, "reason", ReasonDone, "count", 1,
-				"slot", l.time.label(slot).UTC(), "next", l.time.label(out.next).UTC())
-		} else {
-			l.log.Debug("slot already run", "event", EventSkip, "reason", ReasonDone, "count", 1, "slot", l.time.label(slot).UTC())
-		}
-		l.tellSkipped(ReasonDone, 1, out.next)
-		return slot, true
-	}
-	l.rec.Record = r.rec
-	if !r.own && rec != nil {
-		l.rec.stale = 0
-	}
-	return slot, false
-}
-
-// logLost warns of a record the store lost (see floored).
-func (l *loop) logLost(lost *lostRecord) {
-	found := "no record"
-	if lost.found >= 0 {
-		found = fmt.Sprintf("runs %d on record", lost.found)
-	}
-	l.report(&l.outages.corrupt, "lost", 1, slog.LevelWarn, "the store lost the job's record: EVERY_RUN jumps ahead, never back",
-		"event", EventStateError, "state", l.cfg.Store.Where(), "next_run", state.AddCount(lost.runs, 1),
-		"error", fmt.Sprintf("%s, %d seen here before", found, lost.seen))
 }

@@ -85,6 +85,77 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 	return out
 }
 
+// reconcile reads the record again, under the lock, and takes what
+// rereadRecord makes of it. It returns the slot to run, or skip when this
+// slot is not to be run: already run, or the record cannot be read (it is
+// then never replaced by a fresh one).
+func (l *loop) reconcile(ctx context.Context, slot time.Time, manual bool, now time.Time, lease lock.Lease, out *outcome) (time.Time, bool) {
+	rec, stop, err := l.load(ctx)
+	switch {
+	case stop != nil:
+		out.stop = stop
+		return slot, true
+	case err != nil:
+		out.unavailable = true
+		out.next = l.notPast(out.next)
+		l.report(&l.outages.stateRead, "read", 1, slog.LevelError, "cannot read state, skipping the slot", "event", EventSkip, "reason", ReasonState,
+			"state", l.cfg.Store.Where(), "error", err.Error())
+		l.tellSkipped(ReasonState, 1, out.next)
+		return slot, true
+	}
+	l.recover(&l.outages.stateRead, true, "state readable again", "event", EventSkip, "reason", ReasonState)
+	var floor int
+	f, hasFloor := lease.(floorer)
+	if hasFloor {
+		floor = f.RunFloor()
+	}
+	underLock := l.cfg.Lock != nil
+	r := rereadRecord(rereadInput{found: rec, mine: l.rec, floor: floor, hasFloor: hasFloor,
+		alive: func(rec *state.Record) bool { return l.holderAlive(rec, underLock) },
+		sched: l.cfg.Schedule, anchor: l.time.label(l.time.anchor), slot: l.time.label(slot), now: l.time.label(now),
+		manual: manual, host: l.cfg.Host, pid: l.cfg.PID})
+	if r.lost != nil {
+		l.logLost(r.lost)
+	}
+	if !r.join.IsZero() {
+		l.time.setGrid(l.time.unlabel(r.join))
+		if !manual {
+			slot = l.time.unlabel(r.slot)
+			out.next = l.time.slots.Next(slot)
+		}
+	}
+	if r.done {
+		l.rec.Record = r.rec
+		out.next, out.done = l.notPast(out.next), true
+		if l.cfg.MaxRuns == 1 {
+			// A one-shot ends with it: it says so, as its ready line
+			// would have if the run had been over then.
+			l.log.Info("slot already run, nothing to do", "event", EventSkip, "reason", ReasonDone, "count", 1,
+				"slot", l.time.label(slot).UTC(), "next", l.time.label(out.next).UTC())
+		} else {
+			l.log.Debug("slot already run", "event", EventSkip, "reason", ReasonDone, "count", 1, "slot", l.time.label(slot).UTC())
+		}
+		l.tellSkipped(ReasonDone, 1, out.next)
+		return slot, true
+	}
+	l.rec.Record = r.rec
+	if !r.own && rec != nil {
+		l.rec.stale = 0
+	}
+	return slot, false
+}
+
+// logLost warns of a record the store lost (see floored).
+func (l *loop) logLost(lost *lostRecord) {
+	found := "no record"
+	if lost.found >= 0 {
+		found = fmt.Sprintf("runs %d on record", lost.found)
+	}
+	l.report(&l.outages.corrupt, "lost", 1, slog.LevelWarn, "the store lost the job's record: EVERY_RUN jumps ahead, never back",
+		"event", EventStateError, "state", l.cfg.Store.Where(), "next_run", state.AddCount(lost.runs, 1),
+		"error", fmt.Sprintf("%s, %d seen here before", found, lost.seen))
+}
+
 // runPlan is one run of a slot, as runSlot hands it on, under the lock.
 type runPlan struct {
 	slot  time.Time // the slot it runs for
@@ -97,6 +168,8 @@ type runPlan struct {
 	catchingUp bool
 	lease      lock.Lease // the lock it runs under
 	written    bool       // its start was written with the lock already
+	// tail keeps its output, when a feature needs it (set by run).
+	tail *Tail
 }
 
 // runEnd is how a run ended, as run tells of it.
@@ -214,14 +287,13 @@ func (l *loop) run(ctx context.Context, p runPlan, out *outcome) {
 		l.noteWrite(nil)
 	}
 	l.rec.lateSkips = 0 // booked, with the start written by the lock or here
-	l.tail = nil
 	if l.cfg.QuietSuccess || l.cfg.Hooks.any() || l.cfg.Observer != nil && l.cfg.Observer.WantsOutput() {
-		l.tail = NewTail(l.cfg.OutputTail)
+		p.tail = NewTail(l.cfg.OutputTail)
 	}
 	if o := l.cfg.Observer; o != nil {
 		o.Started(Run{Slot: l.time.label(p.slot), Start: l.time.label(p.start), Late: p.start.Sub(p.slot), Record: l.rec.Record, Next: l.time.label(out.next)})
 	}
-	res, attempts, stop := l.runAttempts(ctx, p.slot, p.lease)
+	res, attempts, stop := l.runAttempts(ctx, p)
 	e := runEnd{at: l.now(), res: res, attempts: attempts, failedBefore: l.rec.ConsecutiveFailures}
 	l.ran++
 	out.ran, out.res, out.stop = true, res, stop
@@ -243,17 +315,17 @@ func (l *loop) tellEnd(p runPlan, e runEnd, out *outcome) {
 	res, slot, start := e.res, p.slot, p.start
 	var output []byte
 	var dropped int64
-	if l.tail != nil {
-		output, dropped = l.tail.Bytes(), l.tail.Dropped()
+	if p.tail != nil {
+		output, dropped = p.tail.Bytes(), p.tail.Dropped()
 	}
-	if l.cfg.QuietSuccess && res.Outcome != Success && l.tail != nil {
+	if l.cfg.QuietSuccess && res.Outcome != Success && p.tail != nil {
 		if dropped > 0 {
 			// Through the log, as every's other lines: the reader of the
 			// output that follows learns it is a tail.
 			l.log.Warn("output cut: its earlier bytes were not kept", "event", EventOutput, "dropped_bytes", dropped,
 				"output_tail", l.cfg.OutputTail)
 		}
-		l.tail.Replay(os.Stdout, os.Stderr)
+		p.tail.Replay(os.Stdout, os.Stderr)
 	}
 	if o := l.cfg.Observer; o != nil {
 		o.Finished(Run{Slot: l.time.label(slot), Start: l.time.label(start), Late: start.Sub(slot), End: l.time.label(e.at), Result: res, Attempts: e.attempts,
@@ -262,7 +334,7 @@ func (l *loop) tellEnd(p runPlan, e runEnd, out *outcome) {
 	if l.cfg.Hooks.any() {
 		out.hooks = &hookRun{env: l.env(slot, e.attempts, p.lease.Token()), res: res, attempts: e.attempts, duration: e.at.Sub(start),
 			failures: l.rec.ConsecutiveFailures, recovered: res.Outcome == Success && e.failedBefore > 0,
-			output: output, outputKept: l.tail != nil}
+			output: output, outputKept: p.tail != nil}
 	}
 }
 
