@@ -106,8 +106,8 @@ func PlanStart(in StartInput) Start {
 // is meant for that slot.
 func nearSlot(period time.Duration) time.Duration { return min(period/100, time.Second) }
 
-// oneShot turns the plan s into a one-shot's (SPEC 3): it waits for the next
-// slot if that is near; otherwise it runs at once for the latest slot not
+// oneShot turns the plan s into a one-shot's (docs/GUIDE.md, "One-shots,
+// from scripts and cron"): it waits for the next slot if that is near; otherwise it runs at once for the latest slot not
 // after now (after --delay on a fresh start, calendar or not), unless the
 // record shows that slot run, and then it runs nothing (Done). A run of that
 // slot in progress on record is left for the lock to tell (busy, or done
@@ -145,8 +145,9 @@ func planStart(in StartInput) Start {
 	}
 	if latest := rec.Latest(); latest.After(now) {
 		// From the future of this clock: the clock was set back since it was
-		// written, or its writer's clock runs ahead (SPEC 9). Its slot counts
-		// as run: nothing is caught up. Waiting for its grid to come round
+		// written, or its writer's clock runs ahead (docs/GUIDE.md, "Clock
+		// changes and suspend"). Its slot counts as run: nothing is caught
+		// up. Waiting for its grid to come round
 		// again would stall (a record from the year 2900, forever), and the
 		// grid may lie out of reach of a time.Duration: a new grid starts
 		// from now, its first slot one period away, as if the recorded slot

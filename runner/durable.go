@@ -1,6 +1,6 @@
 package runner
 
-// This file owns the durability of the job's record (SPEC 9 [durability])
+// This file owns the durability of the job's record (docs/DESIGN.md, "Durability")
 // with a store whose writes are atomic but not durable (state.Syncer, a
 // file): when its records are synced, and the reservation of the run
 // numbers.

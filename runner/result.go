@@ -11,7 +11,8 @@ import (
 // logs spell it.
 type Outcome string
 
-// The outcomes of SPEC section 9.
+// The outcomes a run ends with (docs/REFERENCE.md, "Environment":
+// EVERY_RESULT).
 const (
 	Success     Outcome = "success"
 	Failure     Outcome = "failure"
