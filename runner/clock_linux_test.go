@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/everycli/every/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -298,11 +299,7 @@ func TestArmStop(t *testing.T) {
 // but a goroutine that has closed its done channel may still be exiting.
 func settle(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(waitBound)
-	for runtime.NumGoroutine() > n && time.Now().Before(deadline) {
-		runtime.Gosched()
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(func() bool { return runtime.NumGoroutine() <= n })
 	if got := runtime.NumGoroutine(); got > n {
 		t.Errorf("%d goroutines, %d before", got, n)
 	}

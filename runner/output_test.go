@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/everycli/every/internal/testutil"
 )
 
 // swapStd points os.Stdout and os.Stderr, where Exec passes the command's
@@ -78,12 +80,8 @@ func awaitResult(t *testing.T, done <-chan Result, log *syncWriter) Result {
 // until waits, at most waitBound, for cond.
 func until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitBound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %v", what, waitBound)
-		}
-		time.Sleep(time.Millisecond)
+	if !testutil.Eventually(cond) {
+		t.Fatalf("no %s within %v", what, waitBound)
 	}
 }
 

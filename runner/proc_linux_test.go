@@ -17,10 +17,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/everycli/every/internal/testutil"
 )
 
 // waitBound bounds every wait for something that should take milliseconds.
-const waitBound = 30 * time.Second
+const waitBound = testutil.WaitBound
 
 // The reaper must never take the exit status of a child an exec.Cmd waits
 // for: many children that end at once, while orphans end around them and the
@@ -123,16 +125,11 @@ func TestReaperReapsOrphans(t *testing.T) {
 	if err := os.WriteFile(goFile, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(waitBound)
-	for {
-		_, err := statOf(pid)
-		if errors.Is(err, os.ErrNotExist) {
-			return // reaped
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("orphan %d not reaped after %v (stat: %v)", pid, waitBound, err)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testutil.Eventually(func() bool {
+		_, err = statOf(pid)
+		return errors.Is(err, os.ErrNotExist) // reaped
+	}) {
+		t.Fatalf("orphan %d not reaped after %v (stat: %v)", pid, waitBound, err)
 	}
 }
 
@@ -165,28 +162,27 @@ func startEscapee(t *testing.T, ctx context.Context, a Attempt, setup, leader st
 	a.Logger = slog.New(slog.NewTextHandler(log, nil))
 	done := make(chan Result, 1)
 	go func() { done <- Exec(ctx, a) }()
-	deadline := time.Now().Add(waitBound)
-	for {
-		b, err := os.ReadFile(pidFile)
-		if _, errReady := os.Stat(pidFile + ".ready"); err == nil && errReady == nil {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Held by a pidfd while it runs: once Exec has reaped it, its
-			// pid may be anyone's.
-			esc, err := os.FindProcess(pid)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = esc.Kill(); _ = esc.Release() })
-			return pid, done, log
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("escapee did not start within %v", waitBound)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var b []byte
+	if !testutil.Eventually(func() bool {
+		var err error
+		b, err = os.ReadFile(pidFile)
+		_, errReady := os.Stat(pidFile + ".ready")
+		return err == nil && errReady == nil
+	}) {
+		t.Fatalf("escapee did not start within %v", waitBound)
 	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Held by a pidfd while it runs: once Exec has reaped it, its pid may
+	// be anyone's.
+	esc, err := os.FindProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = esc.Kill(); _ = esc.Release() })
+	return pid, done, log
 }
 
 // syncWriter is a log buffer that the test reads while Exec writes.
@@ -284,13 +280,10 @@ func TestExecKillAfterZero(t *testing.T) {
 	cancel()
 	// Exec logs the stop, then signals, then looks at the next forwarded
 	// signal: when that SIGHUP lands, the leader has outlived the stop.
-	deadline := time.Now().Add(waitBound)
-	for !strings.Contains(log.String(), "event=timeout") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no stop logged within %v; log:\n%s", waitBound, log)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testutil.Eventually(func() bool { return strings.Contains(log.String(), "event=timeout") }) {
+		t.Fatalf("no stop logged within %v; log:\n%s", waitBound, log)
 	}
+	deadline := time.Now().Add(waitBound)
 	for {
 		if _, err := os.Stat(hupFile); err == nil {
 			break
@@ -419,12 +412,8 @@ func TestReadStat(t *testing.T) {
 func TestReaperChildlessReadsNothing(t *testing.T) {
 	procs.enable()
 	// An orphan of an earlier test may not be reaped yet.
-	deadline := time.Now().Add(waitBound)
-	for !childlessNow() {
-		if time.Now().After(deadline) {
-			t.Fatalf("this process still has children after %v", waitBound)
-		}
-		time.Sleep(time.Millisecond)
+	if !testutil.Eventually(childlessNow) {
+		t.Fatalf("this process still has children after %v", waitBound)
 	}
 	reads := readsNow()
 	cmd := exec.Command("/bin/true")
