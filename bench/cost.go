@@ -38,7 +38,7 @@ func wrappers(cfg *config, pingURL string) []wrapper {
 		{name: "minimal Go exec loop (bench/minloop)", command: func(iv time.Duration, job []string, dir string) *exec.Cmd {
 			return exec.Command(cfg.minloop, append([]string{iv.String(), "0"}, job...)...)
 		}},
-		{name: "Go exec loop + SPEC 9 state, synced once a second (bench/minloop -state)", command: func(iv time.Duration, job []string, dir string) *exec.Cmd {
+		{name: "Go exec loop + every's state writes, synced once a second (bench/minloop -state)", command: func(iv time.Duration, job []string, dir string) *exec.Cmd {
 			return exec.Command(cfg.minloop, append([]string{"-state", filepath.Join(dir, "state.json"), iv.String(), "0"}, job...)...)
 		}},
 	}
@@ -228,8 +228,8 @@ func costSideBySide(cfg *config) string {
 	if cfg.runitor != "" {
 		b.WriteString("runitor: -every, pinging a local HTTP server at each run's end (its purpose; -no-start-ping). ")
 	}
-	b.WriteString("The row `Go exec loop + SPEC 9 state, synced once a second` is the minimal loop keeping a state file as SPEC 9 " +
-		"[durability] asks, in the shape of every's own writes, and nothing else: at each run's start and end an atomic write, not synced " +
+	b.WriteString("The row `Go exec loop + every's state writes, synced once a second` is the minimal loop keeping a state file as every " +
+		"keeps its own (docs/DESIGN.md, Durability), in the shape of its writes, and nothing else: at each run's start and end an atomic write, not synced " +
 		"(a temporary file in the same directory, made ahead, once the command has started and after the run's end, then exchanged " +
 		"with the record by renameat2 RENAME_EXCHANGE, the replaced record removed when the next temporary file is made: off the path " +
 		"from a slot to its exec, and no ext4 auto_da_alloc flush as a rename over the record starts), and after a run's end, when a second has passed since the last sync, and at exit, a sync " +

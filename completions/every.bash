@@ -75,8 +75,9 @@ _every() {
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '--state-dir --store --json --max-age --warn-age --allow-inactive --nagios --help -h' -- "$cur"))
         else
-            # Job names only (SPEC section 8's alphabet), matched as strings:
-            # never passed to compgen -W, which would expand them.
+            # Job names only (letters, digits, '.', '_', '-': docs/GUIDE.md,
+            # The command), matched as strings: never passed to compgen -W,
+            # which would expand them.
             local name
             while IFS= read -r name; do
                 [[ $name =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ && ${#name} -le 128 && $name == "$cur"* ]] && COMPREPLY+=("$name")

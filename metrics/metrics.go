@@ -1,7 +1,7 @@
-// Package metrics owns --metrics-file (SPEC section 13): a job's counters and
-// its last run as Prometheus text exposition, for node_exporter's textfile
-// collector, rewritten atomically when every starts and at each run's start
-// and end.
+// Package metrics owns --metrics-file (docs/GUIDE.md, Prometheus metrics
+// (--metrics-file)): a job's counters and its last run as Prometheus text
+// exposition, for node_exporter's textfile collector, rewritten atomically
+// when every starts and at each run's start and end.
 //
 // What the file says, and why:
 //
@@ -47,7 +47,8 @@ const (
 	// second for a collector that reads it every 15s or so.
 	skipEvery = time.Second
 	// summaryEvery is how often a metrics file that stays unwritable is
-	// summarised in the log (SPEC section 9: repeated errors).
+	// summarised in the log (docs/REFERENCE.md, Log events: an error that
+	// repeats).
 	summaryEvery = time.Minute
 )
 
@@ -57,8 +58,10 @@ const (
 // replaced.
 var ErrNotMetrics = errors.New("holds something other than every's metrics")
 
-// Reasons are the skip reasons written from the start, at 0 (SPEC sections 9
-// and 11). Another reason the loop tells of is written from its first skip.
+// Reasons are the skip reasons written from the start, at 0 (docs/GUIDE.md,
+// Prometheus metrics (--metrics-file): every_skips_total; docs/REFERENCE.md,
+// Log events: skip). Another reason the loop tells of is written from its
+// first skip.
 var Reasons = []string{"overrun", "locked", "done", "store", "state"}
 
 // File is the metrics file of one job, a runner.Observer. Its methods are

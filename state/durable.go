@@ -1,10 +1,10 @@
 package state
 
-// This file owns what makes a File's record durable (SPEC 9 [durability]):
-// Save only renames a new file into place (atomic: a crash of every loses
-// nothing), and Sync, at most once a second, puts what is at the path on
-// disk and links it as the record's synced copy, which Load falls back to
-// when a power loss left the file at the path empty or torn.
+// This file owns what makes a File's record durable (docs/DESIGN.md,
+// Durability): Save only renames a new file into place (atomic: a crash of
+// every loses nothing), and Sync, at most once a second, puts what is at the
+// path on disk and links it as the record's synced copy, which Load falls
+// back to when a power loss left the file at the path empty or torn.
 
 import (
 	"errors"

@@ -15,7 +15,8 @@ import (
 // Version is the version of the Record's format.
 const Version = 1
 
-// Record is the JSON state of one job (SPEC section 9). Times are UTC.
+// Record is the JSON state of one job (docs/GUIDE.md, The state). Times are
+// UTC.
 type Record struct {
 	Version  int      `json:"version"`
 	Name     string   `json:"name"`
@@ -116,9 +117,10 @@ func Decode(b []byte) (*Record, error) {
 	return &r, nil
 }
 
-// Limits of a record that can be trusted (SPEC section 9): a damaged or
-// hostile record beyond them is treated as corrupt, never obeyed into a
-// stall or a negative or wrapped EVERY_RUN.
+// Limits of a record that can be trusted (docs/DESIGN.md, Safety under
+// faults: a state is trusted only within reason): a damaged or hostile record
+// beyond them is treated as corrupt, never obeyed into a stall or a negative
+// or wrapped EVERY_RUN.
 const (
 	// MaxSize is the largest state file read; a larger one is corrupt. A
 	// record is a few hundred bytes.
@@ -160,12 +162,12 @@ var (
 // negative or over MaxCount, a pid out of range, or a time before 1970 or
 // after 9999 (in UTC, which Encode could not write back).
 //
-// A time after now is not a reason (SPEC section 9, "a clock set back is not
-// corruption"): the wall clock was set back since it was written, or its
-// writer's clock runs ahead. The record keeps its counters and history, and
-// the runner starts a new grid from now (see Latest); every status shows
-// it. The clock's reading and the schedule's period that callers pass are
-// what they know of the record's context; no check needs them since.
+// A time after now is not a reason (docs/DESIGN.md, Safety under faults: a
+// clock set back is not corruption): the wall clock was set back since it was
+// written, or its writer's clock runs ahead. The record keeps its counters
+// and history, and the runner starts a new grid from now (see Latest); every
+// status shows it. The clock's reading and the schedule's period that callers
+// pass are what they know of the record's context; no check needs them since.
 func (r *Record) Sane(_ time.Time, _ time.Duration) error {
 	return r.sane()
 }

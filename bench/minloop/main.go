@@ -3,24 +3,24 @@
 // nothing else. Usage: minloop [-state FILE] INTERVAL RUNS PATH [ARG...]
 // (RUNS 0: forever).
 //
-// With -state, it also keeps FILE as SPEC section 9 [durability] asks, in
-// the shape every's own writes take, and nothing more. At each run's start
-// and end an atomic write, not synced: into a temporary file in the same
-// directory, created ahead (once the command has started, and after the
-// run's end), then exchanged with FILE (renameat2 RENAME_EXCHANGE; a rename
-// where there is no FILE yet, or no exchange on this filesystem). The
-// record it replaced, left at the temporary name, is removed when the next
-// temporary file is made, off the path from a slot to its exec: on ext4 a
-// rename over a file starts writing the new one to the disk
-// (auto_da_alloc), an exchange does not. After a run's end write, if a
-// second has passed since the last sync (or there was none), a sync:
-// fdatasync of FILE, a hard link of it renamed over its synced copy
-// (.FILE.synced, beside it), fsync of the directory. And one at exit, after
-// the last of RUNS (a signal ends it as it is: the benchmark's samples are
-// taken between runs, and an exit's sync is not a run's cost). That is the
-// floor of the promise's cost in Go: what any Go program keeping it pays
-// per run, before doing anything else. The exchange is Linux's (renameat2):
-// elsewhere it renames, as every does there.
+// With -state, it also keeps FILE as every keeps its state (docs/DESIGN.md,
+// Durability), in the shape every's own writes take, and nothing more. At
+// each run's start and end an atomic write, not synced: into a temporary file
+// in the same directory, created ahead (once the command has started, and
+// after the run's end), then exchanged with FILE (renameat2 RENAME_EXCHANGE;
+// a rename where there is no FILE yet, or no exchange on this filesystem).
+// The record it replaced, left at the temporary name, is removed when the
+// next temporary file is made, off the path from a slot to its exec: on ext4
+// a rename over a file starts writing the new one to the disk
+// (auto_da_alloc), an exchange does not. After a run's end write, if a second
+// has passed since the last sync (or there was none), a sync: fdatasync of
+// FILE, a hard link of it renamed over its synced copy (.FILE.synced, beside
+// it), fsync of the directory. And one at exit, after the last of RUNS (a
+// signal ends it as it is: the benchmark's samples are taken between runs,
+// and an exit's sync is not a run's cost). That is the floor of the promise's
+// cost in Go: what any Go program keeping it pays per run, before doing
+// anything else. The exchange is Linux's (renameat2): elsewhere it renames,
+// as every does there.
 package main
 
 import (

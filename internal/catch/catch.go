@@ -6,11 +6,11 @@
 // on a loaded machine) would kill it by the runtime's default: a reload or
 // a "run now" sent during a restart must never do that.
 //
-// What is caught waits in Signals. A job's loop reads it (section 6 of the
-// reference: HUP and USR2 are passed on or ignored, USR1 runs now, INT and
-// TERM stop); every other use of every (status, next, help) gives the
-// signals back to their defaults with Release, and dies of one that came
-// meanwhile, as it would have.
+// What is caught waits in Signals. A job's loop reads it (docs/REFERENCE.md,
+// Signals: HUP and USR2 are passed on or ignored, USR1 runs now, INT and TERM
+// stop); every other use of every (status, next, help) gives the signals back
+// to their defaults with Release, and dies of one that came meanwhile, as it
+// would have.
 package catch
 
 import (

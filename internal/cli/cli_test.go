@@ -152,6 +152,20 @@ func TestHelpDefaultsOnce(t *testing.T) {
 	}
 }
 
+// TestHelpNamesStores checks that --store names both stores a fleet may
+// keep its jobs in, Redis and etcd, in every --help and every status
+// --help: a reader of either learns that etcd is one.
+func TestHelpNamesStores(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"status", "--help"}} {
+		e := helpEntries(t, help(t, args...))["--store"]
+		for _, store := range []string{"Redis", "etcd"} {
+			if !strings.Contains(e, store) {
+				t.Errorf("%q: --store does not name %s: %s", args, store, e)
+			}
+		}
+	}
+}
+
 // TestHelpCategories checks that each option of a run is in one of the
 // categories --help shows, in their order, and that each category is shown.
 func TestHelpCategories(t *testing.T) {

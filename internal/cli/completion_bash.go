@@ -110,8 +110,9 @@ _every() {
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '%[2]s' -- "$cur"))
         else
-            # Job names only (SPEC section 8's alphabet), matched as strings:
-            # never passed to compgen -W, which would expand them.
+            # Job names only (letters, digits, '.', '_', '-': docs/GUIDE.md,
+            # The command), matched as strings: never passed to compgen -W,
+            # which would expand them.
             local name
             while IFS= read -r name; do
                 [[ $name =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ && ${#name} -le %[7]d && $name == "$cur"* ]] && COMPREPLY+=("$name")

@@ -63,7 +63,8 @@ function __every_command
 end
 
 # __every_jobs prints the job names of the state directory on the line.
-# Job names only (SPEC section 8's alphabet): nothing else reaches the line.
+# Job names only (letters, digits, '.', '_', '-': docs/GUIDE.md, The
+# command): nothing else reaches the line.
 function __every_jobs
     set -l tokens (commandline -opc)
     set -l dir

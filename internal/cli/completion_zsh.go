@@ -63,8 +63,9 @@ _every_jobs() {
         --state-dir=*) dir=("${words[i]}") ;;
         esac
     done
-    # Job names only (SPEC section 8's alphabet), added as words, never
-    # evaluated; compadd quotes what it inserts.
+    # Job names only (letters, digits, '.', '_', '-': docs/GUIDE.md, The
+    # command), added as words, never evaluated; compadd quotes what it
+    # inserts.
     for name in ${(f)"$(every status --%[4]s $dir 2>/dev/null)"}; do
         [[ $name =~ '^[A-Za-z0-9][A-Za-z0-9._-]*$' ]] && (( $#name <= %[7]d )) && jobs+=("$name")
     done

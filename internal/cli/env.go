@@ -22,10 +22,10 @@ func envVars(sets ...[]cli.Flag) map[string]bool {
 	return m
 }
 
-// outputVars are what every sets for its command (SPEC section 10), and
-// hookVars what it sets for its hooks besides (section 13); inherited ones
-// (of an outer every, or of its hook) are dropped, so the command and its
-// hooks see only this job's.
+// outputVars are what every sets for its command, and hookVars what it sets
+// for its hooks besides (docs/REFERENCE.md, Environment); inherited ones (of
+// an outer every, or of its hook) are dropped, so the command and its hooks
+// see only this job's.
 var (
 	outputVars = []string{"EVERY_NAME", "EVERY_RUN", "EVERY_ATTEMPT", "EVERY_SLOT", "EVERY_LAST_SUCCESS", "EVERY_FENCING_TOKEN"}
 	hookVars   = []string{"EVERY_RESULT", "EVERY_EXIT_CODE", "EVERY_SIGNAL", "EVERY_DURATION_MS", "EVERY_ATTEMPTS", "EVERY_CONSECUTIVE_FAILURES", "EVERY_OUTPUT"}
@@ -34,13 +34,14 @@ var (
 // childEnv is the environment the command inherits: every's own, less the
 // options every reads and the outputs of an outer every.
 //
-// No variable every reads as an option is passed on (SPEC section 1), those
-// of a run, of every status and of every next: an every inside a job takes
-// nothing of the outer job's options, neither its identity (EVERY_STATE,
-// EVERY_LOCK, EVERY_STATE_DIR, EVERY_STORE: it would find the outer job's
-// lock busy or its slot done) nor how it is told and bounded (EVERY_PING,
-// EVERY_ON_FAILURE, EVERY_METRICS_FILE, EVERY_TIMEOUT...: it would ping the
-// outer check, run the outer hook and overwrite the outer metrics).
+// No variable every reads as an option is passed on (docs/GUIDE.md, The
+// command line: inputs are not inherited), those of a run, of every status
+// and of every next: an every inside a job takes nothing of the outer job's
+// options, neither its identity (EVERY_STATE, EVERY_LOCK, EVERY_STATE_DIR,
+// EVERY_STORE: it would find the outer job's lock busy or its slot done) nor
+// how it is told and bounded (EVERY_PING, EVERY_ON_FAILURE,
+// EVERY_METRICS_FILE, EVERY_TIMEOUT...: it would ping the outer check, run
+// the outer hook and overwrite the outer metrics).
 func childEnv(environ []string) []string {
 	return withoutInputs(environ, runFlags, statusFlags, nextFlags)
 }

@@ -22,7 +22,8 @@ import (
 // whenever it is generated; move it on with such a change.
 const manDate = "2026-12-01"
 
-// exitStatuses are every's exit statuses, SPEC section 7.
+// exitStatuses are every's exit statuses: the Exit status table of
+// docs/REFERENCE.md and every(1).
 var exitStatuses = [][2]string{
 	{"0", "`--max-runs` reached and the last run succeeded"},
 	{"the command's code", "`--max-runs` reached and the last run exited non-zero"},
@@ -38,7 +39,8 @@ var exitStatuses = [][2]string{
 	{"70", "internal error (a bug), with a message"},
 }
 
-// signals is what every does with the signals it gets, SPEC section 6.
+// signals is what every does with the signals it gets: the Signals table
+// of docs/REFERENCE.md and every(1).
 var signals = [][2]string{
 	{"SIGINT, SIGTERM", "Start no new run. A running command's process group gets the same signal, and SIGKILL after `--kill-after`; a second SIGINT or SIGTERM kills it at once. The state is saved, then every exits by that same signal: a shell sees 130 or 143, systemd a clean stop. As PID 1, or when the signal was ignored when every started (a script's background job), it exits 128+n itself. Idle, it stops within milliseconds."},
 	{"SIGUSR1", "Start a run now, if none is running; the grid does not move. One that comes while a run is going is dropped."},
@@ -93,11 +95,12 @@ type logEvent struct {
 	when    string
 }
 
-// summaryFields are the fields of a repeated line's summary (SPEC section
-// 9): any event that repeats may carry them.
+// summaryFields are the fields of a repeated line's summary
+// (docs/REFERENCE.md, Log events): any event that repeats may carry them.
 var summaryFields = []string{"count", "since", "repeated", "ended", "total"}
 
-// logEvents are the events of every's log lines, SPEC section 11.
+// logEvents are the events of every's log lines: the Log events table of
+// docs/REFERENCE.md and every(1).
 // TestLogEventsMatchCode checks them against the logging calls of the code.
 var logEvents = []logEvent{
 	{"start", nil, "info", []string{"slot", "attempt", "late_ms"}, "an attempt starts; `late_ms` is how long after its slot"},

@@ -10,12 +10,12 @@ import (
 )
 
 // This file owns what every does when its own output cannot be written
-// (SPEC sections 7 and 12): every status, every next, every completion, help
-// and the version stop at the first write error. A reader that went away
-// (EPIPE: every status | head -1) ends every at once and quietly, with the
-// status a shell reports for a filter killed by SIGPIPE (141, as for
-// yes | head -1 under pipefail); any other error (a full disk) is one line
-// and exit 74. Never an exit 0 after lost output.
+// (docs/REFERENCE.md, Exit status: 74): every status, every next, every
+// completion, help and the version stop at the first write error. A reader
+// that went away (EPIPE: every status | head -1) ends every at once and
+// quietly, with the status a shell reports for a filter killed by SIGPIPE
+// (141, as for yes | head -1 under pipefail); any other error (a full disk)
+// is one line and exit 74. Never an exit 0 after lost output.
 
 // Output is every's stdout for what every prints itself. It keeps the first
 // write error and writes nothing after it: the rest of a listing is not

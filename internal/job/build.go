@@ -13,8 +13,8 @@ import (
 )
 
 // Run starts the job of st and runs its loop until it ends: every's exit
-// status (SPEC section 7), or the signal to exit by. What cannot start is
-// one line on stderr.
+// status (docs/REFERENCE.md, Exit status), or the signal to exit by. What
+// cannot start is one line on stderr.
 func Run(st Settings, stderr io.Writer) (int, os.Signal) {
 	type built struct {
 		cfg   runner.Config
@@ -113,8 +113,8 @@ func Build(st Settings, stderr io.Writer) (cfg runner.Config, done func(), err e
 	return cfg, done, nil
 }
 
-// exitStatus turns the end of the loop into every's exit status (SPEC
-// section 7), or the signal to exit by.
+// exitStatus turns the end of the loop into every's exit status
+// (docs/REFERENCE.md, Exit status), or the signal to exit by.
 func exitStatus(end runner.Exit, stderr io.Writer) (int, os.Signal) {
 	switch end.Reason {
 	case runner.Stopped:

@@ -4,7 +4,7 @@
 //   - a line is "every: " and one sentence, lowercase, that names what is
 //     wrong, the bad value quoted (%q) once, and ends with what to do;
 //   - a bad option value is always BadFlag's one shape:
-//     bad --FLAG "VALUE": REASON; HINT (SPEC section 1);
+//     bad --FLAG "VALUE": REASON; HINT (docs/GUIDE.md, The command line);
 //   - a path is quoted once, with the operation and path that
 //     *fs.PathError repeats dropped (UnwrapPath);
 //   - bad usage is a UsageError, exit 2, before anything runs or any file
@@ -19,7 +19,7 @@ import (
 	"syscall"
 )
 
-// Exit statuses of SPEC section 7 that are every's own.
+// Exit statuses that are every's own (docs/REFERENCE.md, Exit status).
 const (
 	ExitMaxFailures = 1
 	ExitUsage       = 2
