@@ -106,12 +106,12 @@ func PlanStart(in StartInput) Start {
 // is meant for that slot.
 func nearSlot(period time.Duration) time.Duration { return min(period/100, time.Second) }
 
-// oneShot turns the plan s into a one-shot's (docs/GUIDE.md, "One-shots,
-// from scripts and cron"): it waits for the next slot if that is near; otherwise it runs at once for the latest slot not
-// after now (after --delay on a fresh start, calendar or not), unless the
-// record shows that slot run, and then it runs nothing (Done). A run of that
-// slot in progress on record is left for the lock to tell (busy, or done
-// once it is over): the record is not final yet.
+// oneShot turns the plan s into a one-shot's (docs/GUIDE.md, One-shots, from
+// scripts and cron): it waits for the next slot if that is near; otherwise it
+// runs at once for the latest slot not after now (after --delay on a fresh
+// start, calendar or not), unless the record shows that slot run, and then it
+// runs nothing (Done). A run of that slot in progress on record is left for the
+// lock to tell (busy, or done once it is over): the record is not final yet.
 func oneShot(in StartInput, s Start) Start {
 	fresh := s.Why == Fresh || s.Why == ScheduleChanged
 	g := in.Schedule.Anchored(s.Anchor)
@@ -145,8 +145,8 @@ func planStart(in StartInput) Start {
 	}
 	if latest := rec.Latest(); latest.After(now) {
 		// From the future of this clock: the clock was set back since it was
-		// written, or its writer's clock runs ahead (docs/GUIDE.md, "Clock
-		// changes and suspend"). Its slot counts as run: nothing is caught
+		// written, or its writer's clock runs ahead (docs/GUIDE.md, Clock
+		// changes and suspend). Its slot counts as run: nothing is caught
 		// up. Waiting for its grid to come round
 		// again would stall (a record from the year 2900, forever), and the
 		// grid may lie out of reach of a time.Duration: a new grid starts

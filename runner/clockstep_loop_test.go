@@ -19,7 +19,7 @@ import (
 
 // This file holds the loop's tests of the wall clock set back or forward
 // (SPEC 9, "a clock set back is not corruption"), of a wake-up that comes
-// skipLate without a suspend (SIGSTOP), and of the counters at their limit. The
+// late without a suspend (SIGSTOP), and of the counters at their limit. The
 // host's clock is never touched: the steps are the fakeClock's.
 
 // wallExec is a fakeExec that also notes the wall clock (clock's) at the
@@ -274,7 +274,7 @@ func (c *lateClock) Boot(d time.Duration) (<-chan bool, func()) { return c.arm(c
 
 // A wake-up late past slots, without a suspend (CLOCK_BOOTTIME less
 // CLOCK_MONOTONIC did not grow), is no suspend: the slots it passed are
-// tellSkipped as overrun (the latest runs at once, late, as a wake-up late for
+// skipped as overrun (the latest runs at once, late, as a wake-up late for
 // one slot runs it), and nothing is logged as a suspend's catch-up.
 func TestLoopLateWakeIsNotASuspend(t *testing.T) {
 	for _, tt := range []struct {

@@ -74,7 +74,7 @@ func TestDurabilityLoaded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := durability{syncer: syncer, reserved: 7}
 			rec := tt.rec
-			skipped := d.loaded(&rec, tt.own, "b2")
+			skipped := d.noteLoaded(&rec, tt.own, "b2")
 			if rec.Runs != tt.wantRuns || d.reserved != tt.wantReserved || len(skipped) != len(tt.wantSkipped) {
 				t.Fatalf("runs %d, reserved %d, skipped %+v; want %d, %d, %+v", rec.Runs, d.reserved, skipped,
 					tt.wantRuns, tt.wantReserved, tt.wantSkipped)
@@ -86,7 +86,7 @@ func TestDurabilityLoaded(t *testing.T) {
 			}
 			// Read again: a reboot's numbers are warned of once.
 			again := tt.rec
-			if s := d.loaded(&again, tt.own, "b2"); tt.rec.Durable && len(s) != 0 {
+			if s := d.noteLoaded(&again, tt.own, "b2"); tt.rec.Durable && len(s) != 0 {
 				t.Fatalf("warned again of %+v", s)
 			}
 		})
@@ -94,7 +94,7 @@ func TestDurabilityLoaded(t *testing.T) {
 	t.Run("no syncer", func(t *testing.T) {
 		var d durability
 		rec := state.Record{Runs: 5, Reserved: 12, Behind: true}
-		if s := d.loaded(&rec, false, "b2"); s != nil || rec.Runs != 5 {
+		if s := d.noteLoaded(&rec, false, "b2"); s != nil || rec.Runs != 5 {
 			t.Fatalf("skipped %+v, runs %d: a store without syncs reserves nothing", s, rec.Runs)
 		}
 	})

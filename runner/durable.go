@@ -1,9 +1,9 @@
 package runner
 
-// This file owns the durability of the job's record (docs/DESIGN.md, "Durability")
-// with a store whose writes are atomic but not durable (state.Syncer, a
-// file): when its records are synced, and the reservation of the run
-// numbers.
+// This file owns the durability of the job's record (docs/DESIGN.md,
+// Durability) with a store whose writes are atomic but not durable
+// (state.Syncer, a file): when its records are synced, and the reservation of
+// the run numbers.
 //
 // Every write renames a whole record into place: a crash or a SIGKILL of
 // every loses nothing. A run's end is made durable at most once a second,
@@ -24,7 +24,7 @@ package runner
 // goes on, its record marked behind it (File.MarkBehind: a bit of its
 // mode, which a full disk still lets every change), so that a restart
 // after a crash goes on after the reservation too; past it, the slot is
-// tellSkipped (reason=state) until a write and a sync succeed. A block is the
+// skipped (reason=state) until a write and a sync succeed. A block is the
 // runs of four seconds or more: an outage that short stops nothing.
 
 import (
@@ -115,7 +115,7 @@ type skippedNumbers struct {
 // a reboot, the numbers it may have handed out since, which are skipped
 // (rec's runs go on after them). own says rec is this process's own record.
 // It returns what was skipped, to be warned of.
-func (d *durability) loaded(rec *state.Record, own bool, boot string) (skipped []skippedNumbers) {
+func (d *durability) noteLoaded(rec *state.Record, own bool, boot string) (skipped []skippedNumbers) {
 	if d.syncer == nil {
 		return nil
 	}
@@ -209,7 +209,7 @@ func (l *loop) reserve() (sync bool) {
 // durability.loaded), and warns of the run numbers it skips.
 func (l *loop) noteLoaded(rec *state.Record) {
 	own := rec.PID == l.cfg.PID && rec.Host == l.cfg.Host
-	for _, s := range l.dur.loaded(rec, own, state.BootID()) {
+	for _, s := range l.dur.noteLoaded(rec, own, state.BootID()) {
 		detail := fmt.Sprintf("runs %d on record, numbers reserved up to %d", s.runs, s.reserved)
 		if s.behind {
 			l.report(&l.outages.jumped, "behind", 1, slog.LevelWarn,

@@ -1,7 +1,7 @@
 package runner
 
-// The events of every's log lines (the event field; docs/REFERENCE.md, "Log events"), and
-// the reasons they give (the reason field, and the reason a skipped slot
+// The events of every's log lines (the event field; docs/REFERENCE.md,
+// Log events), and the reasons they give (the reason field, and the reason a skipped slot
 // is told to the Observer with, as metrics counts it): declared once,
 // snake_case tokens, so that a reader of the log (or a grep) can match
 // them exactly.

@@ -169,8 +169,8 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, don
 		}
 		l.log.Info("slots missed while not running", "event", EventCatchUp, "missed", plan.Missed, "policy", policy, "runs", runs, "interrupted", interrupted)
 	case plan.Why == ClockMovedBack:
-		// A clock set back is not corruption (docs/GUIDE.md, "Clock
-		// changes and suspend"). The record is kept, its slot counts as
+		// A clock set back is not corruption (docs/GUIDE.md, Clock
+		// changes and suspend). The record is kept, its slot counts as
 		// run, and the grid starts again from now.
 		l.rec.left = rec.Anchor
 		l.log.Warn("clock moved back: the state's times lie ahead of the wall clock, starting on a new grid", "event", EventCatchUp,

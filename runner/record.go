@@ -48,7 +48,7 @@ func markEnd(r state.Record, res Result, attempts int, end time.Time) state.Reco
 }
 
 // markInterrupted returns the record with its last run, found cut short,
-// book as interrupted.
+// booked as interrupted.
 func markInterrupted(r state.Record) state.Record {
 	r.LastResult = string(Interrupted)
 	r.ConsecutiveFailures = state.AddCount(r.ConsecutiveFailures, 1)

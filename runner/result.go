@@ -11,7 +11,7 @@ import (
 // logs spell it.
 type Outcome string
 
-// The outcomes a run ends with (docs/REFERENCE.md, "Environment":
+// The outcomes a run ends with (docs/REFERENCE.md, Environment:
 // EVERY_RESULT).
 const (
 	Success     Outcome = "success"

@@ -495,7 +495,7 @@ func (l *loop) tellSkipped(reason string, count int, next time.Time) {
 
 // skipOverrun returns the slot to wait for after a run that ended at end: next,
 // or, if the run went past it, the first slot after end, the ones between
-// tellSkipped and logged. Catch-up runs that follow one another overrun nothing.
+// skipped and logged. Catch-up runs that follow one another overrun nothing.
 func (l *loop) skipOverrun(next, end time.Time, catchingUp bool) time.Time {
 	if since := l.time.since(); since.suspends > 0 || since.steps > 0 && l.cfg.Schedule.WallClock() {
 		// Slots passed in a suspend, or the wall clock set past a calendar's
@@ -547,7 +547,7 @@ func (l *loop) logFinish(e runEnd, d time.Duration) {
 }
 
 // notPast returns next, or the first slot after now if next has passed: a
-// tellSkipped slot never makes the loop run late.
+// skipped slot never makes the loop run late.
 func (l *loop) notPast(next time.Time) time.Time {
 	if now := l.now(); next.Before(now) {
 		return l.time.slots.Next(now)

@@ -44,9 +44,9 @@ func (s *supervisor) supervise(ctx context.Context, waited <-chan error) Result 
 			return classify(s.cmd, err, s.outcome)
 		case <-ctxDone:
 			ctxDone = nil
-			s.ended(ctx)
+			s.stopAtEnd(ctx)
 		case sig := <-s.a.Signals:
-			s.signalled(sig)
+			s.passOn(sig)
 		case <-kill:
 			kill = nil
 			if s.outcome == Success {
@@ -67,9 +67,9 @@ func (s *supervisor) supervise(ctx context.Context, waited <-chan error) Result 
 	}
 }
 
-// recover stops the command when the attempt's context ends: its timeout, or
+// stopAtEnd stops the command when the attempt's context ends: its timeout, or
 // the lock lost.
-func (s *supervisor) ended(ctx context.Context) {
+func (s *supervisor) stopAtEnd(ctx context.Context) {
 	switch {
 	case s.outcome == Interrupted:
 	case errors.Is(context.Cause(ctx), ErrLostLock):
@@ -85,9 +85,9 @@ func (s *supervisor) ended(ctx context.Context) {
 	s.stop(s.a.Signal)
 }
 
-// signalled passes a signal every got on: a stop signal stops the command
+// passOn passes a signal every got on: a stop signal stops the command
 // (a second kills it), any other goes to its group.
-func (s *supervisor) signalled(sig os.Signal) {
+func (s *supervisor) passOn(sig os.Signal) {
 	sg, _ := sig.(syscall.Signal)
 	switch {
 	case !isStop(sg):

@@ -8,7 +8,7 @@ import (
 
 // MaxOutputTail is the most --output-tail may keep. The tail is held in
 // memory, whole, for each run, and is what --quiet-success prints, what a
-// runHook reads in EVERY_OUTPUT and what a ping's body is cut from (the
+// hook reads in EVERY_OUTPUT and what a ping's body is cut from (the
 // service keeps 100 kB of it): 16 MiB is far more than a person reads of a
 // failed run, and bounds what a careless value can cost every at 32 MiB.
 // A command whose whole output matters writes it to a file of its own.
