@@ -24,9 +24,9 @@ func EtcdTTL(d time.Duration) time.Duration {
 
 // Etcd is a fleet job's lock in etcd, and its record too when RecordKey is
 // set, so that the record comes with the lock and every write of it under
-// a lease is guarded by it. The record is bytes to it, as to a Session:
-// internal/fleet pairs it with the job's record store (state.Etcd) to make
-// the job's state.Store.
+// a lease is guarded by it. The record is bytes to it, as to a
+// RedisSession: internal/fleet pairs it with the job's record store
+// (state.Etcd) to make the job's state.Store.
 //
 // The lock is a key created only if absent (a transaction comparing its
 // creation revision with 0), attached to a lease the cluster granted with
@@ -78,12 +78,12 @@ func (e *Etcd) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
 			return l, nil
 		}
 		if !time.Now().Before(deadline) {
-			return nil, &BusyError{Holder: parseRedisHolder(holder)}
+			return nil, &BusyError{Holder: parseHolder(holder)}
 		}
 		select {
 		case <-ctx.Done():
-			return nil, &BusyError{Holder: parseRedisHolder(holder)}
-		case <-time.After(min(redisPoll, time.Until(deadline))):
+			return nil, &BusyError{Holder: parseHolder(holder)}
+		case <-time.After(min(storePoll, time.Until(deadline))):
 		}
 	}
 }
@@ -365,7 +365,7 @@ func (e *Etcd) Record() (b []byte, ok bool) {
 // it is gone and nobody wrote the record since this lease last saw it.
 // Otherwise the write is refused (ErrFenced): another holder took the lock
 // since, and its record is kept. Each write is fenced alone: running, as
-// a Session is told, changes nothing here. Outside a lease it writes
+// a RedisSession is told, changes nothing here. Outside a lease it writes
 // nothing and returns leased false: the caller writes the record as a
 // store without a lock does.
 func (e *Etcd) WriteRecord(ctx context.Context, b []byte, running bool) (leased bool, err error) {

@@ -11,13 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrFenced is the error of a write of the record that Redis refused: since
-// the lease it was made under, another holder has taken the lock (its key
-// holds another value, or the fencing counter has passed the lease's token).
-// The record of the later holder is kept, never overwritten by an older run.
-var ErrFenced = errors.New("state write refused: another holder took the lock since")
-
-// Session is one fleet job's lock and record in one Redis, so that a run
+// RedisSession is one fleet job's lock and record in one Redis, so that a run
 // costs as few round trips as the guarantees allow:
 //
 //   - Lock takes the lock, its fencing token and the record in one script;
@@ -38,12 +32,12 @@ var ErrFenced = errors.New("state write refused: another holder took the lock si
 // holder has taken the lock, so a holder cut off by a partition never
 // overwrites the record of the one that ran after it.
 //
-// The record is bytes to a Session, which never looks inside them:
+// The record is bytes to a RedisSession, which never looks inside them:
 // internal/fleet pairs it with the job's record store (state.Redis), which
 // parses what Record serves and writes outside a lease, to make the job's
 // state.Store.
-type Session struct {
-	Locks     Redis  // the lock
+type RedisSession struct {
+	Redis            // the lock
 	RecordKey string // the record's key
 	// RecordMax is the largest record, in bytes: a read with the lock stops
 	// after RecordMax+1 bytes (so that a larger one shows as such, never
@@ -113,8 +107,8 @@ return 1
 `)
 
 // Lock takes the lock as Redis.Lock does, and reads the record with it.
-func (s *Session) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
-	l, res, err := s.Locks.take(ctx, wait, acquireLoad, s.keys(), nil, s.readTo())
+func (s *RedisSession) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
+	l, res, err := s.take(ctx, wait, acquireLoad, s.keys(), nil, s.readTo())
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +117,7 @@ func (s *Session) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
 }
 
 // readTo is the last byte of the record read with the lock: -1 for all.
-func (s *Session) readTo() int {
+func (s *RedisSession) readTo() int {
 	if s.RecordMax <= 0 {
 		return -1
 	}
@@ -139,7 +133,7 @@ func (s *Session) readTo() int {
 // record changed, or what this session wrote last is not known, or there
 // is no start: empty) it is Lock: the record read with the lock is served
 // by the next Record.
-func (s *Session) LockStart(ctx context.Context, start []byte) (lease Lease, started bool, err error) {
+func (s *RedisSession) LockStart(ctx context.Context, start []byte) (lease Lease, started bool, err error) {
 	s.mu.Lock()
 	expected := s.written
 	s.mu.Unlock()
@@ -149,7 +143,7 @@ func (s *Session) LockStart(ctx context.Context, start []byte) (lease Lease, sta
 		return lease, false, err
 	}
 	undo := func(ctx context.Context, value string) { s.undoLate(ctx, value, start, expected) }
-	l, res, err := s.Locks.take(ctx, 0, acquireStart, s.keys(), undo, s.readTo(), expected, start)
+	l, res, err := s.take(ctx, 0, acquireStart, s.keys(), undo, s.readTo(), expected, start)
 	if err != nil {
 		var busy *BusyError
 		if !errors.As(err, &busy) {
@@ -174,15 +168,15 @@ func (s *Session) LockStart(ctx context.Context, start []byte) (lease Lease, sta
 // released, in one script, as long as the key holds the lease's value:
 // nobody else can have taken the lock, nor written the record under it,
 // since.
-func (s *Session) undoLate(ctx context.Context, value string, start, prev []byte) {
-	keys := []string{s.Locks.Key, s.RecordKey}
-	_ = runScript(ctx, s.Locks.Client, undoStart, keys, value, start, prev).Err()
+func (s *RedisSession) undoLate(ctx context.Context, value string, start, prev []byte) {
+	keys := []string{s.Key, s.RecordKey}
+	_ = runScript(ctx, s.Client, undoStart, keys, value, start, prev).Err()
 }
 
-// undoStart is the script of Session.undoLate: the lock KEYS[1], the record
-// KEYS[2]; the lease's value ARGV[1], the start ARGV[2], the record before
-// it ARGV[3]. The record is compared by length first: a huge value is never
-// read whole.
+// undoStart is the script of RedisSession.undoLate: the lock KEYS[1], the
+// record KEYS[2]; the lease's value ARGV[1], the start ARGV[2], the record
+// before it ARGV[3]. The record is compared by length first: a huge value
+// is never read whole.
 var undoStart = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
@@ -195,14 +189,14 @@ return redis.call('DEL', KEYS[1])
 
 // keys are the keys of the acquiring scripts: the lock, its fencing
 // counter, the record.
-func (s *Session) keys() []string {
-	return []string{s.Locks.Key, s.Locks.Key + ":fence", s.RecordKey}
+func (s *RedisSession) keys() []string {
+	return []string{s.Key, s.Key + ":fence", s.RecordKey}
 }
 
 // took makes l the lease under way; started says the run's start is
 // written; rest is what the script answered after the token and the
 // started flag: the record, as Record will serve it ("" or nothing: none).
-func (s *Session) took(l *redisLease, started bool, rest []any) {
+func (s *RedisSession) took(l *redisLease, started bool, rest []any) {
 	l.session = s
 	b := ""
 	if len(rest) > 0 {
@@ -215,14 +209,14 @@ func (s *Session) took(l *redisLease, started bool, rest []any) {
 
 // setWritten takes note of what Redis holds as this session's last write:
 // nil when that is not known.
-func (s *Session) setWritten(b []byte) {
+func (s *RedisSession) setWritten(b []byte) {
 	s.mu.Lock()
 	s.written = b
 	s.mu.Unlock()
 }
 
 // forget ends what the session knows of lease l, at its Unlock.
-func (s *Session) forget(l *redisLease) {
+func (s *RedisSession) forget(l *redisLease) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.held == l {
@@ -233,7 +227,7 @@ func (s *Session) forget(l *redisLease) {
 // Record returns the record read with the lease under way (empty: none),
 // if it was not served yet and the lease is not lost: ok. Otherwise the
 // caller reads the record itself (at start-up, outside the lock).
-func (s *Session) Record() (b []byte, ok bool) {
+func (s *RedisSession) Record() (b []byte, ok bool) {
 	s.mu.Lock()
 	l, b, fetched := s.held, s.record, s.fetched
 	s.fetched, s.record = false, nil
@@ -249,7 +243,7 @@ func (s *Session) Record() (b []byte, ok bool) {
 // under the same lease) with the release of the lock. Outside a lease
 // (never, in the loop) it writes nothing and returns leased false: the
 // caller writes the record as a store without a lock does.
-func (s *Session) WriteRecord(ctx context.Context, b []byte, running bool) (leased bool, err error) {
+func (s *RedisSession) WriteRecord(ctx context.Context, b []byte, running bool) (leased bool, err error) {
 	s.mu.Lock()
 	l := s.held
 	s.fetched, s.record = false, nil // what was read is older than this
@@ -269,8 +263,8 @@ func (s *Session) WriteRecord(ctx context.Context, b []byte, running bool) (leas
 		l.stopRenewing()
 		release = "1"
 	}
-	keys := []string{s.RecordKey, s.Locks.Key, s.Locks.Key + ":fence"}
-	n, err := runScript(ctx, s.Locks.Client, fencedSave, keys, b, l.value, strconv.FormatInt(l.token, 10), release).Int64()
+	keys := []string{s.RecordKey, s.Key, s.Key + ":fence"}
+	n, err := runScript(ctx, s.Client, fencedSave, keys, b, l.value, strconv.FormatInt(l.token, 10), release).Int64()
 	switch {
 	case err != nil:
 		return true, fmt.Errorf("write state to %s: %w", s.where(), err)
@@ -284,4 +278,4 @@ func (s *Session) WriteRecord(ctx context.Context, b []byte, running bool) (leas
 }
 
 // where names the record's server and key, as state.Redis does.
-func (s *Session) where() string { return s.Locks.Server + " key " + s.RecordKey }
+func (s *RedisSession) where() string { return s.Server + " key " + s.RecordKey }

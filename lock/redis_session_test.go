@@ -13,8 +13,9 @@ import (
 	"github.com/everycli/every/internal/redistest"
 )
 
-// newSession returns a Session on srv through a counting proxy, and the proxy.
-func newSession(t *testing.T, srv *redistest.Server, ttl time.Duration) (*Session, *redistest.Proxy) {
+// newRedisSession returns a RedisSession on srv through a counting proxy,
+// and the proxy.
+func newRedisSession(t *testing.T, srv *redistest.Server, ttl time.Duration) (*RedisSession, *redistest.Proxy) {
 	t.Helper()
 	// Each session stands for a fresh every process on a fresh server: no
 	// script is taken as loaded already (the counts would depend on which
@@ -26,13 +27,13 @@ func newSession(t *testing.T, srv *redistest.Server, ttl time.Duration) (*Sessio
 	c := redis.NewClient(&redis.Options{Addr: proxy.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
 		ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })
-	s := &Session{
-		Locks:     Redis{Client: c, Key: "every:job:lock", TTL: ttl, Host: "web-1", Server: proxy.Addr},
+	s := &RedisSession{
+		Redis:     Redis{Client: c, Key: "every:job:lock", TTL: ttl, Host: "web-1", Server: proxy.Addr},
 		RecordKey: "every:job:state",
 		RecordMax: 1 << 20,
 	}
 	// The connection's handshake is no part of a run.
-	if err := s.Locks.Client.Ping(context.Background()).Err(); err != nil {
+	if err := s.Client.Ping(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	proxy.Trips()
@@ -45,7 +46,7 @@ func trips(p *redistest.Proxy) []string {
 	return seq
 }
 
-// fakeRecord stands for the job's record: to a Session, bytes it never
+// fakeRecord stands for the job's record: to a RedisSession, bytes it never
 // looks inside (internal/fleet pairs it with state's records).
 type fakeRecord struct {
 	Runs       int       `json:"runs"`
@@ -79,11 +80,11 @@ func parse(b []byte) (*fakeRecord, error) {
 
 // load is a Load of the job's store (internal/fleet's session): the record
 // read with the lock, else the record read from Redis.
-func load(ctx context.Context, s *Session) (*fakeRecord, error) {
+func load(ctx context.Context, s *RedisSession) (*fakeRecord, error) {
 	if b, ok := s.Record(); ok {
 		return parse(b)
 	}
-	b, err := s.Locks.Client.GetRange(ctx, s.RecordKey, 0, int64(s.RecordMax)).Bytes()
+	b, err := s.Client.GetRange(ctx, s.RecordKey, 0, int64(s.RecordMax)).Bytes()
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ func load(ctx context.Context, s *Session) (*fakeRecord, error) {
 
 // save is a Save of the job's store: fenced under a lease, else a write
 // as a store without a lock makes (put).
-func save(ctx context.Context, s *Session, r *fakeRecord) error {
+func save(ctx context.Context, s *RedisSession, r *fakeRecord) error {
 	leased, err := s.WriteRecord(ctx, r.bytes(), r.Running)
 	if leased {
 		return err
@@ -102,16 +103,16 @@ func save(ctx context.Context, s *Session, r *fakeRecord) error {
 
 // put writes the record as a store without a lock does, whatever lease
 // the session holds.
-func put(ctx context.Context, s *Session, r *fakeRecord) error {
-	return s.Locks.Client.Set(ctx, s.RecordKey, r.bytes(), 0).Err()
+func put(ctx context.Context, s *RedisSession, r *fakeRecord) error {
+	return s.Client.Set(ctx, s.RecordKey, r.bytes(), 0).Err()
 }
 
-// TestSessionRoundTrips pins the round trips of each kind of slot, as the
+// TestRedisSessionRoundTrips pins the round trips of each kind of slot, as the
 // loop makes its calls (runner/slot.go): lock, load, start, end, unlock.
-func TestSessionRoundTrips(t *testing.T) {
+func TestRedisSessionRoundTrips(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, proxy := newSession(t, srv, 10*time.Second)
+	s, proxy := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 	if err := put(ctx, s, record(1, false, slot.Add(-time.Minute))); err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ func TestSessionRoundTrips(t *testing.T) {
 	}
 
 	// A busy lock: the lock.
-	other, _ := newSession(t, srv, 10*time.Second)
+	other, _ := newRedisSession(t, srv, 10*time.Second)
 	held, err := other.Lock(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -174,14 +175,14 @@ func TestSessionRoundTrips(t *testing.T) {
 	}
 }
 
-// TestSessionFencesStaleWrites: a holder whose key expired, and whose lock
+// TestRedisSessionFencesStaleWrites: a holder whose key expired, and whose lock
 // another took, cannot write the record over the later holder's, neither the
 // start nor the end of its run; and its late Unlock leaves the other's key.
-func TestSessionFencesStaleWrites(t *testing.T) {
+func TestRedisSessionFencesStaleWrites(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	old, _ := newSession(t, srv, 10*time.Second)
-	now, _ := newSession(t, srv, 10*time.Second)
+	old, _ := newRedisSession(t, srv, 10*time.Second)
+	now, _ := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 
 	stale, err := old.Lock(ctx, 0)
@@ -247,13 +248,13 @@ func TestSessionFencesStaleWrites(t *testing.T) {
 	}
 }
 
-// TestSessionLostLockEndWritten: a holder whose key expired with nobody
+// TestRedisSessionLostLockEndWritten: a holder whose key expired with nobody
 // taking it since still writes its end (the run is recorded as lost_lock),
 // and that is the release too.
-func TestSessionLostLockEndWritten(t *testing.T) {
+func TestRedisSessionLostLockEndWritten(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, proxy := newSession(t, srv, 10*time.Second)
+	s, proxy := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 	lease, err := s.Lock(ctx, 0)
 	if err != nil {
@@ -283,13 +284,13 @@ func TestSessionLostLockEndWritten(t *testing.T) {
 	}
 }
 
-// TestSessionLoadFresh: the record read with the lock is served once, under
-// that lease only; a lost lease, a second Load, or Load between runs read
-// Redis again.
-func TestSessionLoadFresh(t *testing.T) {
+// TestRedisSessionLoadFresh: the record read with the lock is served once,
+// under that lease only; a lost lease, a second Load, or Load between runs
+// read Redis again.
+func TestRedisSessionLoadFresh(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, proxy := newSession(t, srv, 10*time.Second)
+	s, proxy := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 	if err := put(ctx, s, record(1, false, slot)); err != nil {
 		t.Fatal(err)
@@ -322,7 +323,7 @@ func TestSessionLoadFresh(t *testing.T) {
 
 	// A lease lost before Load: the record is read again. (A short lease
 	// for this part only: above, a stall must not lose the lease.)
-	s, proxy = newSession(t, srv, 300*time.Millisecond)
+	s, proxy = newRedisSession(t, srv, 300*time.Millisecond)
 	lease, err = s.Lock(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +348,7 @@ func TestSessionLoadFresh(t *testing.T) {
 // the start, or, when it was not written, the record's Load and the start;
 // then the end with the release. It returns whether the start went with the
 // lock, and the record Load served (nil when not called).
-func run(t *testing.T, s *Session, start, end *fakeRecord) (started bool, loaded *fakeRecord) {
+func run(t *testing.T, s *RedisSession, start, end *fakeRecord) (started bool, loaded *fakeRecord) {
 	t.Helper()
 	ctx := context.Background()
 	lease, started, err := s.LockStart(ctx, start.bytes())
@@ -385,14 +386,14 @@ func stored(t *testing.T, srv *redistest.Server) *fakeRecord {
 	return rec
 }
 
-// TestSessionLockStartRoundTrips: a run costs two round trips (the lock
+// TestRedisSessionLockStartRoundTrips: a run costs two round trips (the lock
 // with the start, the end with the release) once the session has written
 // the record that Redis holds; three the first time, and whenever the record
 // changed behind its back, which is then read, never overwritten.
-func TestSessionLockStartRoundTrips(t *testing.T) {
+func TestRedisSessionLockStartRoundTrips(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, proxy := newSession(t, srv, 10*time.Second)
+	s, proxy := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 	if err := put(ctx, s, record(1, false, slot.Add(-time.Minute))); err != nil {
 		t.Fatal(err)
@@ -450,7 +451,7 @@ func TestSessionLockStartRoundTrips(t *testing.T) {
 
 	// Another host ran meanwhile: its record is read, not overwritten by
 	// the start made from this session's own.
-	if err := s.Locks.Client.Set(ctx, "every:job:state", record(9, false, at).bytes(), 0).Err(); err != nil {
+	if err := s.Client.Set(ctx, "every:job:state", record(9, false, at).bytes(), 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	trips(proxy)
@@ -482,7 +483,7 @@ func TestSessionLockStartRoundTrips(t *testing.T) {
 	}
 
 	// A busy lock: the lock only, nothing written.
-	other, _ := newSession(t, srv, 10*time.Second)
+	other, _ := newRedisSession(t, srv, 10*time.Second)
 	held, err := other.Lock(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -500,14 +501,14 @@ func TestSessionLockStartRoundTrips(t *testing.T) {
 	}
 }
 
-// TestSessionLockStartAfterRefusal: a write Redis refused (fenced: another
+// TestRedisSessionLockStartAfterRefusal: a write Redis refused (fenced: another
 // took the lock meanwhile) leaves the session not knowing what Redis holds:
 // the next run reads the record, even if it is still the session's start.
-func TestSessionLockStartAfterRefusal(t *testing.T) {
+func TestRedisSessionLockStartAfterRefusal(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := newSession(t, srv, 10*time.Second)
-	other, _ := newSession(t, srv, 10*time.Second)
+	s, _ := newRedisSession(t, srv, 10*time.Second)
+	other, _ := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 	run(t, s, record(1, true, slot), record(1, false, slot))
 
@@ -541,14 +542,14 @@ func TestSessionLockStartAfterRefusal(t *testing.T) {
 	}
 }
 
-// TestSessionLockStartAfterLostAnswer: a write whose answer never came
+// TestRedisSessionLockStartAfterLostAnswer: a write whose answer never came
 // (the server silent past the call's deadline) leaves the session not
 // knowing what Redis holds, even if the write landed after all: the next run
 // reads the record.
-func TestSessionLockStartAfterLostAnswer(t *testing.T) {
+func TestRedisSessionLockStartAfterLostAnswer(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, proxy := newSession(t, srv, 10*time.Second)
+	s, proxy := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 	run(t, s, record(1, true, slot), record(1, false, slot))
 
@@ -584,15 +585,15 @@ func TestSessionLockStartAfterLostAnswer(t *testing.T) {
 	}
 }
 
-// TestSessionLockStartAbandoned: a LockStart that stops waiting (its
+// TestRedisSessionLockStartAbandoned: a LockStart that stops waiting (its
 // context ends) before the answer comes leaves no run on record that never
 // ran: when the answer comes, within the client's timeouts, the start it
 // wrote is undone (the record as it was) and the key released, before
 // LockStart returns, so that a stopping every can wait for it.
-func TestSessionLockStartAbandoned(t *testing.T) {
+func TestRedisSessionLockStartAbandoned(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, proxy := newSession(t, srv, 10*time.Second)
+	s, proxy := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 	run(t, s, record(1, true, slot), record(1, false, slot))
 	c := srv.Client("")
@@ -638,13 +639,13 @@ func TestSessionLockStartAbandoned(t *testing.T) {
 	}
 }
 
-// TestSessionUndoLate: the undo of a LockStart whose answer went unused
+// TestRedisSessionUndoLate: the undo of a LockStart whose answer went unused
 // puts the record back and releases the key only while the key holds the
 // lease's value; the record only if it holds the start.
-func TestSessionUndoLate(t *testing.T) {
+func TestRedisSessionUndoLate(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := newSession(t, srv, 10*time.Second)
+	s, _ := newRedisSession(t, srv, 10*time.Second)
 	c := srv.Client("")
 	for _, tc := range []struct {
 		name, key, record string

@@ -1,10 +1,10 @@
 package fleet
 
 // This file makes a fleet job's lock, when it carries the job's record too
-// (lock.Session, lock.Etcd with a RecordKey), the job's state.Store: the
-// lock reads the record with the lock and fences the writes under its lease,
-// as bytes; the store (state.Redis, state.Etcd) parses them, and reads and
-// writes outside a lease.
+// (lock.RedisSession, lock.Etcd with a RecordKey), the job's state.Store:
+// the lock reads the record with the lock and fences the writes under its
+// lease, as bytes; the store (state.Redis, state.Etcd) parses them, and
+// reads and writes outside a lease.
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 )
 
 // recordLock is a lock that reads the job's record with the lock, and
-// writes it fenced by the lease: lock.Session, lock.Etcd.
+// writes it fenced by the lease: lock.RedisSession, lock.Etcd.
 type recordLock interface {
 	lock.Locker
 	// Record returns the record read with the lease under way, once, while
@@ -73,15 +73,15 @@ func (s *session) Save(ctx context.Context, rec *state.Record) error {
 func (s *session) Where() string { return s.records.Where() }
 
 // startSession is a session in Redis, whose lock can also write the start
-// of the run with the lock (lock.Session.LockStart): the loop then saves a
-// round trip a run.
+// of the run with the lock (lock.RedisSession.LockStart): the loop then
+// saves a round trip a run.
 type startSession struct {
 	session
-	starts *lock.Session
+	starts *lock.RedisSession
 }
 
 // LockStart takes the lock once, and writes start with it when Redis holds
-// exactly what this process wrote last (see lock.Session.LockStart).
+// exactly what this process wrote last (see lock.RedisSession.LockStart).
 func (s *startSession) LockStart(ctx context.Context, start *state.Record) (lock.Lease, bool, error) {
 	b, err := state.Encode(start)
 	if err != nil {
