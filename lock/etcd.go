@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/everycli/every/internal/etcd"
-	"github.com/everycli/every/state"
 )
 
 // EtcdTTL is the lease TTL etcd is asked for, for a --lock-ttl of d: etcd
@@ -24,8 +23,10 @@ func EtcdTTL(d time.Duration) time.Duration {
 }
 
 // Etcd is a fleet job's lock in etcd, and its record too when RecordKey is
-// set (it is then the job's state.Store as well), so that every write of
-// the record under a lease is guarded by it.
+// set, so that the record comes with the lock and every write of it under
+// a lease is guarded by it. The record is bytes to it, as to a
+// RedisSession: internal/fleet pairs it with the job's record store
+// (state.Etcd) to make the job's state.Store.
 //
 // The lock is a key created only if absent (a transaction comparing its
 // creation revision with 0), attached to a lease the cluster granted with
@@ -51,8 +52,6 @@ type Etcd struct {
 	Server string // the cluster, for messages, without a password
 	// RecordKey is the key of the job's record; "" for a lock alone.
 	RecordKey string
-	// Records reads and writes the record outside a lease (at start-up).
-	Records state.Etcd
 
 	mu sync.Mutex
 	// held is the lease of the run under way; nil between runs.
@@ -79,12 +78,12 @@ func (e *Etcd) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
 			return l, nil
 		}
 		if !time.Now().Before(deadline) {
-			return nil, &BusyError{Holder: parseRedisHolder(holder)}
+			return nil, &BusyError{Holder: parseHolder(holder)}
 		}
 		select {
 		case <-ctx.Done():
-			return nil, &BusyError{Holder: parseRedisHolder(holder)}
-		case <-time.After(min(redisPoll, time.Until(deadline))):
+			return nil, &BusyError{Holder: parseHolder(holder)}
+		case <-time.After(min(storePoll, time.Until(deadline))):
 		}
 	}
 }
@@ -347,35 +346,35 @@ func (l *etcdLease) isLost() bool {
 	}
 }
 
-// Load returns the record read with the lease under way, if it was not
-// served yet and the lease is not lost; otherwise it reads the record.
-func (e *Etcd) Load(ctx context.Context) (*state.Record, error) {
+// Record returns the record read with the lease under way (empty: none),
+// if it was not served yet and the lease is not lost: ok. Otherwise the
+// caller reads the record itself.
+func (e *Etcd) Record() (b []byte, ok bool) {
 	e.mu.Lock()
 	l, b, fetched := e.held, e.record, e.fetched
 	e.fetched, e.record = false, nil
 	e.mu.Unlock()
 	if fetched && l != nil && !l.isLost() {
-		return e.Records.Parse(ctx, b)
+		return b, true
 	}
-	return e.Records.Load(ctx)
+	return nil, false
 }
 
-// Save writes the record; under a lease, only while the lock is this
-// lease's: the key has the lease's creation revision, or it is gone and
-// nobody wrote the record since this lease last saw it. Otherwise the
-// write is refused (ErrFenced): another holder took the lock since, and
-// its record is kept.
-func (e *Etcd) Save(ctx context.Context, rec *state.Record) error {
+// WriteRecord writes the record b under the lease under way, only while
+// the lock is this lease's: the key has the lease's creation revision, or
+// it is gone and nobody wrote the record since this lease last saw it.
+// Otherwise the write is refused (ErrFenced): another holder took the lock
+// since, and its record is kept. Each write is fenced alone: running, as
+// a RedisSession is told, changes nothing here. Outside a lease it writes
+// nothing and returns leased false: the caller writes the record as a
+// store without a lock does.
+func (e *Etcd) WriteRecord(ctx context.Context, b []byte, running bool) (leased bool, err error) {
 	e.mu.Lock()
 	l := e.held
 	e.fetched, e.record = false, nil
 	e.mu.Unlock()
 	if l == nil {
-		return e.Records.Save(ctx, rec)
-	}
-	b, err := state.Encode(rec)
-	if err != nil {
-		return err
+		return false, nil
 	}
 	lockKey, recKey := []byte(e.Key), []byte(e.RecordKey)
 	put := []etcd.Op{etcd.Put(recKey, b, 0)}
@@ -389,13 +388,13 @@ func (e *Etcd) Save(ctx context.Context, rec *state.Record) error {
 	}
 	switch {
 	case err != nil:
-		return fmt.Errorf("write state to %s: %w", e.Where(), err)
+		return true, fmt.Errorf("write state to %s: %w", e.where(), err)
 	case !res.Succeeded:
-		return fmt.Errorf("write state to %s with fencing token %d: %w; its record is kept", e.Where(), l.token, ErrFenced)
+		return true, fmt.Errorf("write state to %s with fencing token %d: %w; its record is kept", e.where(), l.token, ErrFenced)
 	}
 	l.recordMod = res.Header.Revision
-	return nil
+	return true, nil
 }
 
-// Where names the record's cluster and key.
-func (e *Etcd) Where() string { return e.Records.Where() }
+// where names the record's cluster and key, as state.Etcd does.
+func (e *Etcd) where() string { return e.Server + " key " + e.RecordKey }

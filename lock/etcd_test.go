@@ -9,7 +9,6 @@ import (
 	"github.com/everycli/every/internal/etcd"
 	"github.com/everycli/every/internal/etcdtest"
 	"github.com/everycli/every/internal/redistest"
-	"github.com/everycli/every/state"
 )
 
 func TestEtcdTTL(t *testing.T) {
@@ -29,7 +28,30 @@ func TestEtcdTTL(t *testing.T) {
 // etcdLock is a lock (and record) on srv for job name.
 func etcdLock(t *testing.T, c *etcd.Client, name string) *Etcd {
 	return &Etcd{Client: c, Key: "every/" + name + "/lock", TTL: 2 * time.Second, Host: "h1", Server: "etcd://test",
-		RecordKey: "every/" + name + "/state", Records: state.Etcd{Client: c, Key: "every/" + name + "/state", Server: "etcd://test"}}
+		RecordKey: "every/" + name + "/state"}
+}
+
+// etcdLoad is a Load of the job's store (internal/fleet's session): the
+// record read with the lock, else the record read from etcd.
+func etcdLoad(ctx context.Context, e *Etcd) (*fakeRecord, error) {
+	if b, ok := e.Record(); ok {
+		return parse(b)
+	}
+	r, err := e.Client.Range(ctx, []byte(e.RecordKey), nil, 1)
+	if err != nil || len(r.KVs) == 0 {
+		return nil, err
+	}
+	return parse(r.KVs[0].Value)
+}
+
+// etcdSave is a Save of the job's store: fenced under a lease, else a
+// write as a store without a lock makes.
+func etcdSave(ctx context.Context, e *Etcd, r *fakeRecord) error {
+	leased, err := e.WriteRecord(ctx, r.bytes(), r.Running)
+	if leased {
+		return err
+	}
+	return e.Client.Put(ctx, []byte(e.RecordKey), r.bytes())
 }
 
 func TestEtcdLockBusyFencingRelease(t *testing.T) {
@@ -124,8 +146,8 @@ func TestEtcdStaleWriteRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &state.Record{Version: state.Version, Name: "j", Anchor: time.Now(), Runs: 1, Host: "a"}
-	if err := a.Save(ctx, rec); err != nil {
+	rec := &fakeRecord{LastSlot: time.Now(), Runs: 1, Host: "a"}
+	if err := etcdSave(ctx, a, rec); err != nil {
 		t.Fatalf("save under the lock: %v", err)
 	}
 	// A's lease ends (as when it expires in a partition) and B takes the lock.
@@ -136,26 +158,26 @@ func TestEtcdStaleWriteRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.Load(ctx)
+	got, err := etcdLoad(ctx, b)
 	if err != nil || got == nil || got.Host != "a" {
 		t.Fatalf("B loads %+v, %v; want A's record", got, err)
 	}
 	recB := *rec
 	recB.Host, recB.Runs = "b", 2
-	if err := b.Save(ctx, &recB); err != nil {
+	if err := etcdSave(ctx, b, &recB); err != nil {
 		t.Fatalf("B's save: %v", err)
 	}
 	stale := *rec
 	stale.Runs = 99
-	if err := a.Save(ctx, &stale); !errors.Is(err, ErrFenced) {
+	if err := etcdSave(ctx, a, &stale); !errors.Is(err, ErrFenced) {
 		t.Fatalf("A's late save = %v, want ErrFenced", err)
 	}
 	// Still refused once B released: B wrote the record since A saw it.
 	_ = lb.Unlock()
-	if err := a.Save(ctx, &stale); !errors.Is(err, ErrFenced) {
+	if err := etcdSave(ctx, a, &stale); !errors.Is(err, ErrFenced) {
 		t.Fatalf("A's late save after B's release = %v, want ErrFenced", err)
 	}
-	got, err = b.Records.Load(ctx)
+	got, err = etcdLoad(ctx, b) // after its Unlock: read from etcd
 	if err != nil || got.Host != "b" || got.Runs != 2 {
 		t.Fatalf("record %+v, %v; want B's", got, err)
 	}
@@ -174,15 +196,15 @@ func TestEtcdWriteAfterKeyGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer la.Unlock()
-	rec := &state.Record{Version: state.Version, Name: "j", Anchor: time.Now(), Running: true}
-	if err := a.Save(ctx, rec); err != nil {
+	rec := &fakeRecord{LastSlot: time.Now(), Running: true}
+	if err := etcdSave(ctx, a, rec); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Delete(ctx, []byte(a.Key)); err != nil {
 		t.Fatal(err)
 	}
 	rec.Running, rec.LastResult = false, "lost_lock"
-	if err := a.Save(ctx, rec); err != nil {
+	if err := etcdSave(ctx, a, rec); err != nil {
 		t.Fatalf("end of the run after the key vanished: %v", err)
 	}
 }

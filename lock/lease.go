@@ -1,9 +1,13 @@
 package lock
 
-// This file is the clock of a lease, whichever store grants it.
+// This file is what the fleet's locks share, whichever store grants them
+// (Redis, etcd): the clock of a lease, the wait for a busy lock, and who
+// holds one.
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -83,4 +87,38 @@ func renewLoop(ttl time.Duration, sent time.Time, done <-chan struct{}, out chan
 			return
 		}
 	}
+}
+
+// storePoll is how often a waiting Lock of a store (Redis, etcd) tries
+// again.
+const storePoll = 50 * time.Millisecond
+
+// minMargin is the least time a lease keeps between killing the command and
+// the key's expiry: enough for SIGKILL to land and the kernel to reap a
+// process group on a busy host.
+const minMargin = 20 * time.Millisecond
+
+// Margin is how long before the key can expire a holder kills what is left
+// of its command: a tenth of the TTL, at least 20ms. It covers the kill and
+// the reaping, the scheduling delay of the timer that fires it, and the
+// drift between the holder's clock and the store's over one TTL (a tenth is
+// far more than any sane clock-rate error). It never exceeds a third of the
+// TTL, so the lease is always lost (at two thirds) before it expires.
+func Margin(ttl time.Duration) time.Duration {
+	return min(max(ttl/10, minMargin), ttl/3)
+}
+
+// parseHolder reads who holds a lock from a store's lock value (Redis,
+// etcd): a random token, the pid, the host.
+func parseHolder(value string) Holder {
+	f := strings.Fields(value)
+	if len(f) < 2 {
+		return Holder{}
+	}
+	pid, _ := strconv.Atoi(f[1])
+	h := Holder{PID: pid}
+	if len(f) > 2 {
+		h.Host = f[2]
+	}
+	return h
 }

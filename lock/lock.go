@@ -1,6 +1,6 @@
 // Package lock owns mutual exclusion between the instances of one job: a
 // Locker hands out a Lease for the length of one run, on a file (gofrs/flock)
-// for one host, or in Redis for a fleet.
+// for one host, or in Redis or etcd for a fleet.
 package lock
 
 import (
@@ -14,6 +14,18 @@ import (
 // ErrBusy is the error, wrapped in a *BusyError, of a lock that another holder
 // kept for longer than the wait.
 var ErrBusy = errors.New("lock busy")
+
+// ErrStore wraps the errors of a lock's store (Redis or etcd unreachable, or
+// refusing): the slot is skipped, never run without the lock.
+var ErrStore = errors.New("lock store unavailable")
+
+// ErrFenced is the error of a write of the record that the store refused:
+// since the lease it was made under, another holder has taken the lock (in
+// Redis, its key holds another value, or the fencing counter has passed the
+// lease's token; in etcd, the key is another's, or the record was written
+// since the lease last saw it). The record of the later holder is kept,
+// never overwritten by an older run.
+var ErrFenced = errors.New("state write refused: another holder took the lock since")
 
 // Holder says who holds a lock, where known.
 type Holder struct {

@@ -8,16 +8,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
-
-// ErrStore wraps the errors of a lock's store (Redis unreachable, refused):
-// the slot is skipped, never run without the lock.
-var ErrStore = errors.New("lock store unavailable")
 
 // Redis is a lock in Redis for jobs that run on several hosts: SET NX PX with
 // a random token, renewed while the run lasts, released by compare-and-delete.
@@ -88,24 +83,6 @@ end
 return 0
 `)
 
-// redisPoll is how often a waiting Lock tries again.
-const redisPoll = 50 * time.Millisecond
-
-// minMargin is the least time a lease keeps between killing the command and
-// the key's expiry: enough for SIGKILL to land and the kernel to reap a
-// process group on a busy host.
-const minMargin = 20 * time.Millisecond
-
-// Margin is how long before the key can expire a holder kills what is left
-// of its command: a tenth of the TTL, at least 20ms. It covers the kill and
-// the reaping, the scheduling delay of the timer that fires it, and the drift
-// between the holder's clock and Redis's over one TTL (a tenth is far more
-// than any sane clock-rate error). It never exceeds a third of the TTL, so
-// the lease is always lost (at two thirds) before it expires.
-func Margin(ttl time.Duration) time.Duration {
-	return min(max(ttl/10, minMargin), ttl/3)
-}
-
 // Lock takes the lock, trying again until wait has passed. It returns as soon
 // as ctx ends, even while Redis has not answered: a reply that comes later and
 // took the lock releases it.
@@ -144,12 +121,12 @@ func (r Redis) take(ctx context.Context, wait time.Duration, script *redis.Scrip
 			holder, _ = res[1].(string)
 		}
 		if !time.Now().Before(deadline) {
-			return nil, nil, &BusyError{Holder: parseRedisHolder(holder)}
+			return nil, nil, &BusyError{Holder: parseHolder(holder)}
 		}
 		select {
 		case <-ctx.Done():
-			return nil, nil, &BusyError{Holder: parseRedisHolder(holder)}
-		case <-time.After(min(redisPoll, time.Until(deadline))):
+			return nil, nil, &BusyError{Holder: parseHolder(holder)}
+		case <-time.After(min(storePoll, time.Until(deadline))):
 		}
 	}
 }
@@ -217,19 +194,6 @@ func (r Redis) cleanUp(value string, late lateFunc, a acquired) {
 		return
 	}
 	_ = runScript(ctx, r.Client, release, []string{r.Key}, value).Err()
-}
-
-func parseRedisHolder(value string) Holder {
-	f := strings.Fields(value)
-	if len(f) < 2 {
-		return Holder{}
-	}
-	pid, _ := strconv.Atoi(f[1])
-	h := Holder{PID: pid}
-	if len(f) > 2 {
-		h.Host = f[2]
-	}
-	return h
 }
 
 // lease starts renewing the lock every third of its TTL until Unlock. sent

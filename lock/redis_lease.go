@@ -20,9 +20,9 @@ type redisLease struct {
 	done     chan struct{}
 	wg       sync.WaitGroup
 	closed   sync.Once
-	// session is the Session whose lease this is, if any; released is set
-	// when its write of the run's end also released the key.
-	session  *Session
+	// session is the RedisSession whose lease this is, if any; released is
+	// set when its write of the run's end also released the key.
+	session  *RedisSession
 	released atomic.Bool
 }
 
@@ -68,8 +68,8 @@ func (l *redisLease) RunFloor() int { return int(l.token) }
 // Unlock stops the renewals and deletes the key if it still holds ours (never
 // another holder's, even after the lease was lost). The call is bounded by
 // the client's timeouts and by the TTL, after which the key is gone anyway.
-// A Session's lease whose end was written, and the key released with it, is
-// released already: nothing is sent.
+// A RedisSession's lease whose end was written, and the key released with
+// it, is released already: nothing is sent.
 func (l *redisLease) Unlock() error {
 	l.stopRenewing()
 	if l.session != nil {

@@ -9,25 +9,16 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/everycli/every/state"
 )
 
-// ErrFenced is the error of a write of the record that Redis refused: since
-// the lease it was made under, another holder has taken the lock (its key
-// holds another value, or the fencing counter has passed the lease's token).
-// The record of the later holder is kept, never overwritten by an older run.
-var ErrFenced = errors.New("state write refused: another holder took the lock since")
-
-// Session is one fleet job's lock and record in one Redis: both the Locker
-// and the state.Store of the job, so that a run costs as few round trips as
-// the guarantees allow:
+// RedisSession is one fleet job's lock and record in one Redis, so that a run
+// costs as few round trips as the guarantees allow:
 //
 //   - Lock takes the lock, its fencing token and the record in one script;
-//     Load under that lease serves that record (the one Redis held when the
-//     lock was taken: nobody else can write it while the lock is held, and a
-//     stale holder's writes are refused), once, and only while the lease is
-//     not lost;
+//     Record under that lease serves that record (the one Redis held when
+//     the lock was taken: nobody else can write it while the lock is held,
+//     and a stale holder's writes are refused), once, and only while the
+//     lease is not lost;
 //   - the start of the run is written in one fenced script, while the command
 //     starts;
 //   - the end of the run is written, fenced, and the lock released in one
@@ -40,9 +31,19 @@ var ErrFenced = errors.New("state write refused: another holder took the lock si
 // Every write under a lease is fenced: it is refused (ErrFenced) once another
 // holder has taken the lock, so a holder cut off by a partition never
 // overwrites the record of the one that ran after it.
-type Session struct {
-	Locks   Redis       // the lock
-	Records state.Redis // the record
+//
+// The record is bytes to a RedisSession, which never looks inside them:
+// internal/fleet pairs it with the job's record store (state.Redis), which
+// parses what Record serves and writes outside a lease, to make the job's
+// state.Store.
+type RedisSession struct {
+	Redis            // the lock
+	RecordKey string // the record's key
+	// RecordMax is the largest record, in bytes: a read with the lock stops
+	// after RecordMax+1 bytes (so that a larger one shows as such, never
+	// read whole), and a start larger than it is never written with the
+	// lock. 0: no limit.
+	RecordMax int
 
 	mu sync.Mutex
 	// held is the lease of the run under way; nil between runs.
@@ -59,9 +60,9 @@ type Session struct {
 	written []byte
 }
 
-// acquireLoad is acquire (see there), and also reads the record, as
-// state.Redis's Load does (its first MaxSize+1 bytes; "" for none):
-// {1, token, record} when the lock was taken, {0, holder's value} when not.
+// acquireLoad is acquire (see there), and also reads the record (up to
+// byte ARGV[3]: -1 for all of it; "" for none): {1, token, record} when the
+// lock was taken, {0, holder's value} when not.
 var acquireLoad = redis.NewScript(takeLock +
 	"  return {1, token, redis.call('GETRANGE', KEYS[3], 0, ARGV[3])}\n" + orHolder)
 
@@ -106,8 +107,8 @@ return 1
 `)
 
 // Lock takes the lock as Redis.Lock does, and reads the record with it.
-func (s *Session) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
-	l, res, err := s.Locks.take(ctx, wait, acquireLoad, s.keys(), nil, state.MaxSize)
+func (s *RedisSession) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
+	l, res, err := s.take(ctx, wait, acquireLoad, s.keys(), nil, s.readTo())
 	if err != nil {
 		return nil, err
 	}
@@ -115,26 +116,34 @@ func (s *Session) Lock(ctx context.Context, wait time.Duration) (Lease, error) {
 	return l, nil
 }
 
+// readTo is the last byte of the record read with the lock: -1 for all.
+func (s *RedisSession) readTo() int {
+	if s.RecordMax <= 0 {
+		return -1
+	}
+	return s.RecordMax
+}
+
 // LockStart tries the lock once (no wait), and writes start, the start of
 // the run, with it when Redis holds exactly the record this session wrote
 // last: nobody ran, nor wrote the record, since; start, which the caller
 // made from its own copy of that record, is then what the run would write
 // after reading it. started says it was written: the run's end is written
-// with the release, as after a Save of the start. Otherwise (the record
-// changed, or what this session wrote last is not known) it is Lock: the
-// record read with the lock is served by the next Load.
-func (s *Session) LockStart(ctx context.Context, start *state.Record) (lease Lease, started bool, err error) {
-	b, err := state.Encode(start)
+// with the release, as after a WriteRecord of the start. Otherwise (the
+// record changed, or what this session wrote last is not known, or there
+// is no start: empty) it is Lock: the record read with the lock is served
+// by the next Record.
+func (s *RedisSession) LockStart(ctx context.Context, start []byte) (lease Lease, started bool, err error) {
 	s.mu.Lock()
 	expected := s.written
 	s.mu.Unlock()
-	if err != nil || len(b) > state.MaxSize || len(expected) == 0 {
-		// Nothing to compare with, or a start Load would not read back.
+	if len(start) == 0 || (s.RecordMax > 0 && len(start) > s.RecordMax) || len(expected) == 0 {
+		// Nothing to compare with, or a start Record would not read back.
 		lease, err := s.Lock(ctx, 0)
 		return lease, false, err
 	}
-	undo := func(ctx context.Context, value string) { s.undoLate(ctx, value, b, expected) }
-	l, res, err := s.Locks.take(ctx, 0, acquireStart, s.keys(), undo, state.MaxSize, expected, b)
+	undo := func(ctx context.Context, value string) { s.undoLate(ctx, value, start, expected) }
+	l, res, err := s.take(ctx, 0, acquireStart, s.keys(), undo, s.readTo(), expected, start)
 	if err != nil {
 		var busy *BusyError
 		if !errors.As(err, &busy) {
@@ -143,8 +152,8 @@ func (s *Session) LockStart(ctx context.Context, start *state.Record) (lease Lea
 		return nil, false, err
 	}
 	if len(res) > 2 && res[2] == int64(1) {
-		s.took(l, true, []any{string(b)})
-		s.setWritten(b)
+		s.took(l, true, []any{string(start)})
+		s.setWritten(start)
 		return l, true, nil
 	}
 	// Someone else wrote the record since: what this session wrote is gone.
@@ -159,15 +168,15 @@ func (s *Session) LockStart(ctx context.Context, start *state.Record) (lease Lea
 // released, in one script, as long as the key holds the lease's value:
 // nobody else can have taken the lock, nor written the record under it,
 // since.
-func (s *Session) undoLate(ctx context.Context, value string, start, prev []byte) {
-	keys := []string{s.Locks.Key, s.Records.Key}
-	_ = runScript(ctx, s.Locks.Client, undoStart, keys, value, start, prev).Err()
+func (s *RedisSession) undoLate(ctx context.Context, value string, start, prev []byte) {
+	keys := []string{s.Key, s.RecordKey}
+	_ = runScript(ctx, s.Client, undoStart, keys, value, start, prev).Err()
 }
 
-// undoStart is the script of Session.undoLate: the lock KEYS[1], the record
-// KEYS[2]; the lease's value ARGV[1], the start ARGV[2], the record before
-// it ARGV[3]. The record is compared by length first: a huge value is never
-// read whole.
+// undoStart is the script of RedisSession.undoLate: the lock KEYS[1], the
+// record KEYS[2]; the lease's value ARGV[1], the start ARGV[2], the record
+// before it ARGV[3]. The record is compared by length first: a huge value
+// is never read whole.
 var undoStart = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
@@ -180,14 +189,14 @@ return redis.call('DEL', KEYS[1])
 
 // keys are the keys of the acquiring scripts: the lock, its fencing
 // counter, the record.
-func (s *Session) keys() []string {
-	return []string{s.Locks.Key, s.Locks.Key + ":fence", s.Records.Key}
+func (s *RedisSession) keys() []string {
+	return []string{s.Key, s.Key + ":fence", s.RecordKey}
 }
 
 // took makes l the lease under way; started says the run's start is
 // written; rest is what the script answered after the token and the
-// started flag: the record, as Load will serve it ("" or nothing: none).
-func (s *Session) took(l *redisLease, started bool, rest []any) {
+// started flag: the record, as Record will serve it ("" or nothing: none).
+func (s *RedisSession) took(l *redisLease, started bool, rest []any) {
 	l.session = s
 	b := ""
 	if len(rest) > 0 {
@@ -200,14 +209,14 @@ func (s *Session) took(l *redisLease, started bool, rest []any) {
 
 // setWritten takes note of what Redis holds as this session's last write:
 // nil when that is not known.
-func (s *Session) setWritten(b []byte) {
+func (s *RedisSession) setWritten(b []byte) {
 	s.mu.Lock()
 	s.written = b
 	s.mu.Unlock()
 }
 
 // forget ends what the session knows of lease l, at its Unlock.
-func (s *Session) forget(l *redisLease) {
+func (s *RedisSession) forget(l *redisLease) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.held == l {
@@ -215,40 +224,37 @@ func (s *Session) forget(l *redisLease) {
 	}
 }
 
-// Load returns the record read with the lease under way, if it was not
-// served yet and the lease is not lost; otherwise it reads the record, as
-// state.Redis's Load does (at start-up, outside the lock).
-func (s *Session) Load(ctx context.Context) (*state.Record, error) {
+// Record returns the record read with the lease under way (empty: none),
+// if it was not served yet and the lease is not lost: ok. Otherwise the
+// caller reads the record itself (at start-up, outside the lock).
+func (s *RedisSession) Record() (b []byte, ok bool) {
 	s.mu.Lock()
 	l, b, fetched := s.held, s.record, s.fetched
 	s.fetched, s.record = false, nil
 	s.mu.Unlock()
 	if fetched && l != nil && !l.isLost() {
-		return s.Records.Parse(ctx, b)
+		return b, true
 	}
-	return s.Records.Load(ctx)
+	return nil, false
 }
 
-// Save writes the record, fenced by the lease under way: the start of a run
-// (running) alone, its end (not running, after a start under the same lease)
-// with the release of the lock. Outside a lease (never, in the loop), it
-// writes as state.Redis does.
-func (s *Session) Save(ctx context.Context, rec *state.Record) error {
+// WriteRecord writes the record b, fenced by the lease under way: the
+// start of a run (running) alone, its end (not running, after a start
+// under the same lease) with the release of the lock. Outside a lease
+// (never, in the loop) it writes nothing and returns leased false: the
+// caller writes the record as a store without a lock does.
+func (s *RedisSession) WriteRecord(ctx context.Context, b []byte, running bool) (leased bool, err error) {
 	s.mu.Lock()
 	l := s.held
 	s.fetched, s.record = false, nil // what was read is older than this
 	s.written = nil                  // not known until Redis says so
-	end := l != nil && s.started && !rec.Running
-	if l != nil && rec.Running {
+	end := l != nil && s.started && !running
+	if l != nil && running {
 		s.started = true
 	}
 	s.mu.Unlock()
 	if l == nil {
-		return s.Records.Save(ctx, rec)
-	}
-	b, err := state.Encode(rec)
-	if err != nil {
-		return err
+		return false, nil
 	}
 	release := "0"
 	if end {
@@ -257,19 +263,19 @@ func (s *Session) Save(ctx context.Context, rec *state.Record) error {
 		l.stopRenewing()
 		release = "1"
 	}
-	keys := []string{s.Records.Key, s.Locks.Key, s.Locks.Key + ":fence"}
-	n, err := runScript(ctx, s.Locks.Client, fencedSave, keys, b, l.value, strconv.FormatInt(l.token, 10), release).Int64()
+	keys := []string{s.RecordKey, s.Key, s.Key + ":fence"}
+	n, err := runScript(ctx, s.Client, fencedSave, keys, b, l.value, strconv.FormatInt(l.token, 10), release).Int64()
 	switch {
 	case err != nil:
-		return fmt.Errorf("write state to %s: %w", s.Records.Where(), err)
+		return true, fmt.Errorf("write state to %s: %w", s.where(), err)
 	case n == 0:
-		return fmt.Errorf("write state to %s with fencing token %d: %w; its record is kept", s.Records.Where(), l.token, ErrFenced)
+		return true, fmt.Errorf("write state to %s with fencing token %d: %w; its record is kept", s.where(), l.token, ErrFenced)
 	case n == 2:
 		l.released.Store(true)
 	}
 	s.setWritten(b)
-	return nil
+	return true, nil
 }
 
-// Where names the record's server and key.
-func (s *Session) Where() string { return s.Records.Where() }
+// where names the record's server and key, as state.Redis does.
+func (s *RedisSession) where() string { return s.Server + " key " + s.RecordKey }

@@ -2,20 +2,20 @@ package lock
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/everycli/every/internal/redistest"
-	"github.com/everycli/every/state"
 )
 
-// newSession returns a Session on srv through a counting proxy, and the proxy.
-func newSession(t *testing.T, srv *redistest.Server, ttl time.Duration) (*Session, *redistest.Proxy) {
+// newRedisSession returns a RedisSession on srv through a counting proxy,
+// and the proxy.
+func newRedisSession(t *testing.T, srv *redistest.Server, ttl time.Duration) (*RedisSession, *redistest.Proxy) {
 	t.Helper()
 	// Each session stands for a fresh every process on a fresh server: no
 	// script is taken as loaded already (the counts would depend on which
@@ -27,12 +27,13 @@ func newSession(t *testing.T, srv *redistest.Server, ttl time.Duration) (*Sessio
 	c := redis.NewClient(&redis.Options{Addr: proxy.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
 		ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })
-	s := &Session{
-		Locks:   Redis{Client: c, Key: "every:job:lock", TTL: ttl, Host: "web-1", Server: proxy.Addr},
-		Records: state.Redis{Client: c, Key: "every:job:state", Server: proxy.Addr},
+	s := &RedisSession{
+		Redis:     Redis{Client: c, Key: "every:job:lock", TTL: ttl, Host: "web-1", Server: proxy.Addr},
+		RecordKey: "every:job:state",
+		RecordMax: 1 << 20,
 	}
 	// The connection's handshake is no part of a run.
-	if err := s.Locks.Client.Ping(context.Background()).Err(); err != nil {
+	if err := s.Client.Ping(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	proxy.Trips()
@@ -45,19 +46,75 @@ func trips(p *redistest.Proxy) []string {
 	return seq
 }
 
-func record(runs int, running bool, slot time.Time) *state.Record {
-	return &state.Record{Version: state.Version, Name: "job", Command: []string{"true"}, Schedule: "1m",
-		Anchor: slot.Add(-time.Hour), LastSlot: slot, LastRun: slot, Running: running, Runs: runs}
+// fakeRecord stands for the job's record: to a RedisSession, bytes it never
+// looks inside (internal/fleet pairs it with state's records).
+type fakeRecord struct {
+	Runs       int       `json:"runs"`
+	Running    bool      `json:"running"`
+	LastSlot   time.Time `json:"last_slot"`
+	LastResult string    `json:"last_result,omitempty"`
+	Host       string    `json:"host,omitempty"`
 }
 
-// TestSessionRoundTrips pins the round trips of each kind of slot, as the
+func record(runs int, running bool, slot time.Time) *fakeRecord {
+	return &fakeRecord{Runs: runs, Running: running, LastSlot: slot}
+}
+
+// bytes is the record as the store keeps it.
+func (r *fakeRecord) bytes() []byte {
+	b, _ := json.Marshal(r)
+	return append(b, '\n')
+}
+
+// parse reads a record the store kept: nil for none.
+func parse(b []byte) (*fakeRecord, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var r fakeRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// load is a Load of the job's store (internal/fleet's session): the record
+// read with the lock, else the record read from Redis.
+func load(ctx context.Context, s *RedisSession) (*fakeRecord, error) {
+	if b, ok := s.Record(); ok {
+		return parse(b)
+	}
+	b, err := s.Client.GetRange(ctx, s.RecordKey, 0, int64(s.RecordMax)).Bytes()
+	if err != nil {
+		return nil, err
+	}
+	return parse(b)
+}
+
+// save is a Save of the job's store: fenced under a lease, else a write
+// as a store without a lock makes (put).
+func save(ctx context.Context, s *RedisSession, r *fakeRecord) error {
+	leased, err := s.WriteRecord(ctx, r.bytes(), r.Running)
+	if leased {
+		return err
+	}
+	return put(ctx, s, r)
+}
+
+// put writes the record as a store without a lock does, whatever lease
+// the session holds.
+func put(ctx context.Context, s *RedisSession, r *fakeRecord) error {
+	return s.Client.Set(ctx, s.RecordKey, r.bytes(), 0).Err()
+}
+
+// TestRedisSessionRoundTrips pins the round trips of each kind of slot, as the
 // loop makes its calls (runner/slot.go): lock, load, start, end, unlock.
-func TestSessionRoundTrips(t *testing.T) {
+func TestRedisSessionRoundTrips(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, proxy := newSession(t, srv, 10*time.Second)
+	s, proxy := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
-	if err := s.Records.Save(ctx, record(1, false, slot.Add(-time.Minute))); err != nil {
+	if err := put(ctx, s, record(1, false, slot.Add(-time.Minute))); err != nil {
 		t.Fatal(err)
 	}
 	trips(proxy)
@@ -67,14 +124,14 @@ func TestSessionRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := s.Load(ctx)
+	rec, err := load(ctx, s)
 	if err != nil || rec == nil || rec.Runs != 1 {
 		t.Fatalf("Load = %+v, %v; want the record of 1 run", rec, err)
 	}
-	if err := s.Save(ctx, record(2, true, slot)); err != nil {
+	if err := save(ctx, s, record(2, true, slot)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save(ctx, record(2, false, slot)); err != nil {
+	if err := save(ctx, s, record(2, false, slot)); err != nil {
 		t.Fatal(err)
 	}
 	if err := lease.Unlock(); err != nil {
@@ -92,7 +149,7 @@ func TestSessionRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec, err := s.Load(ctx); err != nil || rec == nil || rec.Runs != 2 || rec.Running || !rec.LastSlot.Equal(slot) {
+	if rec, err := load(ctx, s); err != nil || rec == nil || rec.Runs != 2 || rec.Running || !rec.LastSlot.Equal(slot) {
 		t.Fatalf("Load = %+v, %v; want the record of the run just ended", rec, err)
 	}
 	if err := lease.Unlock(); err != nil {
@@ -103,7 +160,7 @@ func TestSessionRoundTrips(t *testing.T) {
 	}
 
 	// A busy lock: the lock.
-	other, _ := newSession(t, srv, 10*time.Second)
+	other, _ := newRedisSession(t, srv, 10*time.Second)
 	held, err := other.Lock(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -118,24 +175,24 @@ func TestSessionRoundTrips(t *testing.T) {
 	}
 }
 
-// TestSessionFencesStaleWrites: a holder whose key expired, and whose lock
+// TestRedisSessionFencesStaleWrites: a holder whose key expired, and whose lock
 // another took, cannot write the record over the later holder's, neither the
 // start nor the end of its run; and its late Unlock leaves the other's key.
-func TestSessionFencesStaleWrites(t *testing.T) {
+func TestRedisSessionFencesStaleWrites(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	old, _ := newSession(t, srv, 10*time.Second)
-	now, _ := newSession(t, srv, 10*time.Second)
+	old, _ := newRedisSession(t, srv, 10*time.Second)
+	now, _ := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 
 	stale, err := old.Lock(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := old.Load(ctx); err != nil {
+	if _, err := load(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	if err := old.Save(ctx, record(1, true, slot.Add(-time.Minute))); err != nil {
+	if err := save(ctx, old, record(1, true, slot.Add(-time.Minute))); err != nil {
 		t.Fatal(err)
 	}
 	// The key expires (a partition), and another holder takes the lock.
@@ -149,32 +206,32 @@ func TestSessionFencesStaleWrites(t *testing.T) {
 	if lease.Token() <= stale.Token() {
 		t.Fatalf("tokens %d then %d, want increasing", stale.Token(), lease.Token())
 	}
-	rec, err := now.Load(ctx)
+	rec, err := load(ctx, now)
 	if err != nil || rec == nil || !rec.Running || rec.Runs != 1 {
 		t.Fatalf("Load = %+v, %v; want the stale holder's start, running", rec, err)
 	}
-	if err := now.Save(ctx, record(2, true, slot)); err != nil {
+	if err := save(ctx, now, record(2, true, slot)); err != nil {
 		t.Fatal(err)
 	}
 	// The stale holder's end is refused, whether the key is the other's...
-	if err := old.Save(ctx, record(1, false, slot.Add(-time.Minute))); !errors.Is(err, ErrFenced) {
+	if err := save(ctx, old, record(1, false, slot.Add(-time.Minute))); !errors.Is(err, ErrFenced) {
 		t.Fatalf("stale Save = %v, want ErrFenced", err)
 	}
 	// ... or gone (the other released it): the counter is past its token.
-	if err := now.Save(ctx, record(2, false, slot)); err != nil {
+	if err := save(ctx, now, record(2, false, slot)); err != nil {
 		t.Fatal(err)
 	}
 	if err := lease.Unlock(); err != nil {
 		t.Fatal(err)
 	}
-	if err := old.Save(ctx, record(1, true, slot.Add(-time.Minute))); !errors.Is(err, ErrFenced) {
+	if err := save(ctx, old, record(1, true, slot.Add(-time.Minute))); !errors.Is(err, ErrFenced) {
 		t.Fatalf("stale Save after the other's release = %v, want ErrFenced", err)
 	}
 	b, err := srv.Client("").Get(ctx, "every:job:state").Bytes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := state.Decode(b); err != nil || got.Runs != 2 || got.Running || !got.LastSlot.Equal(slot) {
+	if got, err := parse(b); err != nil || got.Runs != 2 || got.Running || !got.LastSlot.Equal(slot) {
 		t.Fatalf("record %+v, %v; want the later holder's end", got, err)
 	}
 	// A third holder takes the lock; the stale lease's Unlock leaves it.
@@ -191,19 +248,19 @@ func TestSessionFencesStaleWrites(t *testing.T) {
 	}
 }
 
-// TestSessionLostLockEndWritten: a holder whose key expired with nobody
+// TestRedisSessionLostLockEndWritten: a holder whose key expired with nobody
 // taking it since still writes its end (the run is recorded as lost_lock),
 // and that is the release too.
-func TestSessionLostLockEndWritten(t *testing.T) {
+func TestRedisSessionLostLockEndWritten(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, proxy := newSession(t, srv, 10*time.Second)
+	s, proxy := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 	lease, err := s.Lock(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save(ctx, record(1, true, slot)); err != nil {
+	if err := save(ctx, s, record(1, true, slot)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := srv.Do(ctx, "", "DEL", "every:job:lock"); err != nil {
@@ -211,7 +268,7 @@ func TestSessionLostLockEndWritten(t *testing.T) {
 	}
 	end := record(1, false, slot)
 	end.LastResult = "lost_lock"
-	if err := s.Save(ctx, end); err != nil {
+	if err := save(ctx, s, end); err != nil {
 		t.Fatalf("Save of the end after the key expired = %v, want it written", err)
 	}
 	trips(proxy)
@@ -222,20 +279,20 @@ func TestSessionLostLockEndWritten(t *testing.T) {
 		t.Fatalf("Unlock after the end was written: round trips %v, want none", got)
 	}
 	b, err := srv.Client("").Get(ctx, "every:job:state").Bytes()
-	if err != nil || !strings.Contains(string(b), `"last_result": "lost_lock"`) {
+	if got, perr := parse(b); err != nil || perr != nil || got.LastResult != "lost_lock" {
 		t.Fatalf("record %s, %v; want lost_lock", b, err)
 	}
 }
 
-// TestSessionLoadFresh: the record read with the lock is served once, under
-// that lease only; a lost lease, a second Load, or Load between runs read
-// Redis again.
-func TestSessionLoadFresh(t *testing.T) {
+// TestRedisSessionLoadFresh: the record read with the lock is served once,
+// under that lease only; a lost lease, a second Load, or Load between runs
+// read Redis again.
+func TestRedisSessionLoadFresh(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, proxy := newSession(t, srv, 10*time.Second)
+	s, proxy := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
-	if err := s.Records.Save(ctx, record(1, false, slot)); err != nil {
+	if err := put(ctx, s, record(1, false, slot)); err != nil {
 		t.Fatal(err)
 	}
 	lease, err := s.Lock(ctx, 0)
@@ -244,35 +301,35 @@ func TestSessionLoadFresh(t *testing.T) {
 	}
 	// Written behind the lock's back after it was taken: the first Load
 	// serves what the lock read; the second reads Redis.
-	if err := s.Records.Save(ctx, record(7, false, slot)); err != nil {
+	if err := put(ctx, s, record(7, false, slot)); err != nil {
 		t.Fatal(err)
 	}
 	trips(proxy)
-	if rec, err := s.Load(ctx); err != nil || rec.Runs != 1 {
+	if rec, err := load(ctx, s); err != nil || rec.Runs != 1 {
 		t.Fatalf("first Load = %+v, %v; want the record read with the lock", rec, err)
 	}
 	if got := trips(proxy); len(got) != 0 {
 		t.Fatalf("first Load: round trips %v, want none", got)
 	}
-	if rec, err := s.Load(ctx); err != nil || rec.Runs != 7 {
+	if rec, err := load(ctx, s); err != nil || rec.Runs != 7 {
 		t.Fatalf("second Load = %+v, %v; want the record read again", rec, err)
 	}
 	if err := lease.Unlock(); err != nil {
 		t.Fatal(err)
 	}
-	if rec, err := s.Load(ctx); err != nil || rec.Runs != 7 {
+	if rec, err := load(ctx, s); err != nil || rec.Runs != 7 {
 		t.Fatalf("Load between runs = %+v, %v; want the record read again", rec, err)
 	}
 
 	// A lease lost before Load: the record is read again. (A short lease
 	// for this part only: above, a stall must not lose the lease.)
-	s, proxy = newSession(t, srv, 300*time.Millisecond)
+	s, proxy = newRedisSession(t, srv, 300*time.Millisecond)
 	lease, err = s.Lock(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lease.Unlock()
-	if err := s.Records.Save(ctx, record(9, false, slot)); err != nil {
+	if err := put(ctx, s, record(9, false, slot)); err != nil {
 		t.Fatal(err)
 	}
 	proxy.Freeze()
@@ -282,7 +339,7 @@ func TestSessionLoadFresh(t *testing.T) {
 		t.Fatal("lease not lost with the server silent")
 	}
 	proxy.Thaw()
-	if rec, err := s.Load(ctx); err != nil || rec.Runs != 9 {
+	if rec, err := load(ctx, s); err != nil || rec.Runs != 9 {
 		t.Fatalf("Load under a lost lease = %+v, %v; want the record read again", rec, err)
 	}
 }
@@ -291,22 +348,22 @@ func TestSessionLoadFresh(t *testing.T) {
 // the start, or, when it was not written, the record's Load and the start;
 // then the end with the release. It returns whether the start went with the
 // lock, and the record Load served (nil when not called).
-func run(t *testing.T, s *Session, start, end *state.Record) (started bool, loaded *state.Record) {
+func run(t *testing.T, s *RedisSession, start, end *fakeRecord) (started bool, loaded *fakeRecord) {
 	t.Helper()
 	ctx := context.Background()
-	lease, started, err := s.LockStart(ctx, start)
+	lease, started, err := s.LockStart(ctx, start.bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !started {
-		if loaded, err = s.Load(ctx); err != nil {
+		if loaded, err = load(ctx, s); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Save(ctx, start); err != nil {
+		if err := save(ctx, s, start); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Save(ctx, end); err != nil {
+	if err := save(ctx, s, end); err != nil {
 		t.Fatal(err)
 	}
 	if err := lease.Unlock(); err != nil {
@@ -316,29 +373,29 @@ func run(t *testing.T, s *Session, start, end *state.Record) (started bool, load
 }
 
 // stored returns the record Redis holds.
-func stored(t *testing.T, srv *redistest.Server) *state.Record {
+func stored(t *testing.T, srv *redistest.Server) *fakeRecord {
 	t.Helper()
 	b, err := srv.Client("").Get(context.Background(), "every:job:state").Bytes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := state.Decode(b)
-	if err != nil {
-		t.Fatal(err)
+	rec, err := parse(b)
+	if err != nil || rec == nil {
+		t.Fatalf("record %q: %v", b, err)
 	}
 	return rec
 }
 
-// TestSessionLockStartRoundTrips: a run costs two round trips (the lock
+// TestRedisSessionLockStartRoundTrips: a run costs two round trips (the lock
 // with the start, the end with the release) once the session has written
 // the record that Redis holds; three the first time, and whenever the record
 // changed behind its back, which is then read, never overwritten.
-func TestSessionLockStartRoundTrips(t *testing.T) {
+func TestRedisSessionLockStartRoundTrips(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, proxy := newSession(t, srv, 10*time.Second)
+	s, proxy := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
-	if err := s.Records.Save(ctx, record(1, false, slot.Add(-time.Minute))); err != nil {
+	if err := put(ctx, s, record(1, false, slot.Add(-time.Minute))); err != nil {
 		t.Fatal(err)
 	}
 	trips(proxy)
@@ -373,18 +430,18 @@ func TestSessionLockStartRoundTrips(t *testing.T) {
 	// The start written with the lock is what Load serves, should it be
 	// called, with no round trip.
 	at := slot.Add(5 * time.Minute)
-	lease, started, err := s.LockStart(ctx, record(5, true, at))
+	lease, started, err := s.LockStart(ctx, record(5, true, at).bytes())
 	if err != nil || !started {
 		t.Fatalf("LockStart = %v, %v; want the start written", started, err)
 	}
 	trips(proxy)
-	if rec, err := s.Load(ctx); err != nil || rec == nil || rec.Runs != 5 || !rec.Running {
+	if rec, err := load(ctx, s); err != nil || rec == nil || rec.Runs != 5 || !rec.Running {
 		t.Fatalf("Load after the start = %+v, %v; want the start", rec, err)
 	}
 	if got := trips(proxy); len(got) != 0 {
 		t.Fatalf("Load after the start: round trips %v, want none", got)
 	}
-	if err := s.Save(ctx, record(5, false, at)); err != nil {
+	if err := save(ctx, s, record(5, false, at)); err != nil {
 		t.Fatal(err)
 	}
 	if err := lease.Unlock(); err != nil {
@@ -394,24 +451,24 @@ func TestSessionLockStartRoundTrips(t *testing.T) {
 
 	// Another host ran meanwhile: its record is read, not overwritten by
 	// the start made from this session's own.
-	if err := s.Records.Client.Set(ctx, "every:job:state", mustEncode(t, record(9, false, at)), 0).Err(); err != nil {
+	if err := s.Client.Set(ctx, "every:job:state", record(9, false, at).bytes(), 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	trips(proxy)
-	lease, started, err = s.LockStart(ctx, record(6, true, at.Add(time.Minute)))
+	lease, started, err = s.LockStart(ctx, record(6, true, at.Add(time.Minute)).bytes())
 	if err != nil || started {
 		t.Fatalf("LockStart after another's write = %v, %v; want the lock only", started, err)
 	}
 	if rec := stored(t, srv); rec.Runs != 9 {
 		t.Fatalf("record %+v after LockStart; want the other host's, kept", rec)
 	}
-	if rec, err := s.Load(ctx); err != nil || rec == nil || rec.Runs != 9 {
+	if rec, err := load(ctx, s); err != nil || rec == nil || rec.Runs != 9 {
 		t.Fatalf("Load = %+v, %v; want the other host's record", rec, err)
 	}
-	if err := s.Save(ctx, record(10, true, at.Add(time.Minute))); err != nil {
+	if err := save(ctx, s, record(10, true, at.Add(time.Minute))); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save(ctx, record(10, false, at.Add(time.Minute))); err != nil {
+	if err := save(ctx, s, record(10, false, at.Add(time.Minute))); err != nil {
 		t.Fatal(err)
 	}
 	if err := lease.Unlock(); err != nil {
@@ -426,14 +483,14 @@ func TestSessionLockStartRoundTrips(t *testing.T) {
 	}
 
 	// A busy lock: the lock only, nothing written.
-	other, _ := newSession(t, srv, 10*time.Second)
+	other, _ := newRedisSession(t, srv, 10*time.Second)
 	held, err := other.Lock(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer held.Unlock()
 	trips(proxy)
-	if _, _, err := s.LockStart(ctx, record(12, true, at.Add(3*time.Minute))); !errors.Is(err, ErrBusy) {
+	if _, _, err := s.LockStart(ctx, record(12, true, at.Add(3*time.Minute)).bytes()); !errors.Is(err, ErrBusy) {
 		t.Fatalf("LockStart = %v, want busy", err)
 	}
 	if got, want := trips(proxy), []string{"EVAL"}; !slices.Equal(got, want) {
@@ -444,27 +501,18 @@ func TestSessionLockStartRoundTrips(t *testing.T) {
 	}
 }
 
-func mustEncode(t *testing.T, rec *state.Record) []byte {
-	t.Helper()
-	b, err := state.Encode(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// TestSessionLockStartAfterRefusal: a write Redis refused (fenced: another
+// TestRedisSessionLockStartAfterRefusal: a write Redis refused (fenced: another
 // took the lock meanwhile) leaves the session not knowing what Redis holds:
 // the next run reads the record, even if it is still the session's start.
-func TestSessionLockStartAfterRefusal(t *testing.T) {
+func TestRedisSessionLockStartAfterRefusal(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := newSession(t, srv, 10*time.Second)
-	other, _ := newSession(t, srv, 10*time.Second)
+	s, _ := newRedisSession(t, srv, 10*time.Second)
+	other, _ := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 	run(t, s, record(1, true, slot), record(1, false, slot))
 
-	lease, started, err := s.LockStart(ctx, record(2, true, slot.Add(time.Minute)))
+	lease, started, err := s.LockStart(ctx, record(2, true, slot.Add(time.Minute)).bytes())
 	if err != nil || !started {
 		t.Fatalf("LockStart = %v, %v; want the start written", started, err)
 	}
@@ -480,7 +528,7 @@ func TestSessionLockStartAfterRefusal(t *testing.T) {
 	if err := held.Unlock(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save(ctx, record(2, false, slot.Add(time.Minute))); !errors.Is(err, ErrFenced) {
+	if err := save(ctx, s, record(2, false, slot.Add(time.Minute))); !errors.Is(err, ErrFenced) {
 		t.Fatalf("stale end = %v, want ErrFenced", err)
 	}
 	if err := lease.Unlock(); err != nil {
@@ -494,24 +542,24 @@ func TestSessionLockStartAfterRefusal(t *testing.T) {
 	}
 }
 
-// TestSessionLockStartAfterLostAnswer: a write whose answer never came
+// TestRedisSessionLockStartAfterLostAnswer: a write whose answer never came
 // (the server silent past the call's deadline) leaves the session not
 // knowing what Redis holds, even if the write landed after all: the next run
 // reads the record.
-func TestSessionLockStartAfterLostAnswer(t *testing.T) {
+func TestRedisSessionLockStartAfterLostAnswer(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, proxy := newSession(t, srv, 10*time.Second)
+	s, proxy := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 	run(t, s, record(1, true, slot), record(1, false, slot))
 
-	lease, started, err := s.LockStart(ctx, record(2, true, slot.Add(time.Minute)))
+	lease, started, err := s.LockStart(ctx, record(2, true, slot.Add(time.Minute)).bytes())
 	if err != nil || !started {
 		t.Fatalf("LockStart = %v, %v; want the start written", started, err)
 	}
 	proxy.Freeze()
 	sctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	err = s.Save(sctx, record(2, false, slot.Add(time.Minute)))
+	err = save(sctx, s, record(2, false, slot.Add(time.Minute)))
 	cancel()
 	if err == nil {
 		t.Fatal("Save through a frozen proxy succeeded")
@@ -537,15 +585,15 @@ func TestSessionLockStartAfterLostAnswer(t *testing.T) {
 	}
 }
 
-// TestSessionLockStartAbandoned: a LockStart that stops waiting (its
+// TestRedisSessionLockStartAbandoned: a LockStart that stops waiting (its
 // context ends) before the answer comes leaves no run on record that never
 // ran: when the answer comes, within the client's timeouts, the start it
 // wrote is undone (the record as it was) and the key released, before
 // LockStart returns, so that a stopping every can wait for it.
-func TestSessionLockStartAbandoned(t *testing.T) {
+func TestRedisSessionLockStartAbandoned(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, proxy := newSession(t, srv, 10*time.Second)
+	s, proxy := newRedisSession(t, srv, 10*time.Second)
 	slot := time.Now().Truncate(time.Minute).UTC()
 	run(t, s, record(1, true, slot), record(1, false, slot))
 	c := srv.Client("")
@@ -567,7 +615,7 @@ func TestSessionLockStartAbandoned(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		_, started, err := s.LockStart(lctx, record(2, true, slot.Add(time.Minute)))
+		_, started, err := s.LockStart(lctx, record(2, true, slot.Add(time.Minute)).bytes())
 		done <- result{started, err}
 	}()
 	<-lctx.Done()
@@ -591,13 +639,13 @@ func TestSessionLockStartAbandoned(t *testing.T) {
 	}
 }
 
-// TestSessionUndoLate: the undo of a LockStart whose answer went unused
+// TestRedisSessionUndoLate: the undo of a LockStart whose answer went unused
 // puts the record back and releases the key only while the key holds the
 // lease's value; the record only if it holds the start.
-func TestSessionUndoLate(t *testing.T) {
+func TestRedisSessionUndoLate(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := newSession(t, srv, 10*time.Second)
+	s, _ := newRedisSession(t, srv, 10*time.Second)
 	c := srv.Client("")
 	for _, tc := range []struct {
 		name, key, record string

@@ -216,7 +216,7 @@ func (l *loop) startFirst(slot time.Time, manual bool) *lockStart {
 }
 
 // lockWritesStart reports whether the lock can write a run's start with
-// itself: it is the store, a startLocker (lock.Session).
+// itself: it is the store, a startLocker (internal/fleet's Redis session).
 func (l *loop) lockWritesStart() bool {
 	_, ok := l.cfg.Lock.(startLocker)
 	return ok && l.cfg.Store != nil && any(l.cfg.Store) == any(l.cfg.Lock)

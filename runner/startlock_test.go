@@ -16,7 +16,7 @@ import (
 )
 
 // fakeSession is a lock that is also the store and writes a start with the
-// lock, as lock.Session does: only when the record it holds is exactly what
+// lock, as the fleet's Redis session does: only when the record it holds is exactly what
 // it wrote last.
 type fakeSession struct {
 	mu      sync.Mutex
@@ -26,7 +26,7 @@ type fakeSession struct {
 	// took is how long LockStart takes (fake time); busy makes the next
 	// LockStart find the lock busy. With undoAfter, LockStart waits for its
 	// context to end, then undoes (undone) what its answer, coming
-	// undoAfter later, did, before it returns, as lock.Session does.
+	// undoAfter later, did, before it returns, as the fleet's Redis session does.
 	took      time.Duration
 	busy      bool
 	undoAfter time.Duration

@@ -11,9 +11,10 @@ import (
 )
 
 // Etcd is a Record kept as JSON under one key of etcd, for jobs that run on
-// several hosts. With a lock, it is read and written through lock.Etcd,
-// which guards every write under a lease; this is the store of a job
-// without a lock, and of every status.
+// several hosts. With a lock, the record is read with the lock and written
+// under its lease by lock.Etcd, which guards every such write, and parsed
+// here (Parse; internal/fleet pairs the two); this alone is the store of a
+// job without a lock, and of every status.
 type Etcd struct {
 	Client *etcd.Client
 	Key    string

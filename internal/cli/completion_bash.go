@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/jobfiles"
 )
 
 // bashCompletion writes the bash script.
@@ -133,5 +133,5 @@ _every() {
     esac
 }
 complete -F _every every
-`, strings.Join(valued, "|"), words(status), words(next), words(run), namesFlag, strings.Join(shellNames, " "), job.MaxName)
+`, strings.Join(valued, "|"), words(status), words(next), words(run), namesFlag, strings.Join(shellNames, " "), jobfiles.MaxName)
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/jobfiles"
 	"github.com/urfave/cli/v2"
 )
 
@@ -86,7 +86,7 @@ complete -c every -n '__every_in sched' -x -a '(__fish_complete_command)'
 complete -c every -n '__every_in command' -x -a '(__every_command)'
 complete -c every -n '__every_in status' -f -a '(__every_jobs)'
 complete -c every -n '__every_in completion' -f -a %[3]s
-`, strings.Join(valuedSpellings(), " "), namesFlag, fishQuote(strings.Join(shellNames, " ")), job.MaxName-1)
+`, strings.Join(valuedSpellings(), " "), namesFlag, fishQuote(strings.Join(shellNames, " ")), jobfiles.MaxName-1)
 	groups := []struct {
 		cond  string
 		flags []cli.Flag

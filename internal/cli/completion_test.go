@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/jobfiles"
 	"github.com/everycli/every/internal/status"
 	"github.com/everycli/every/internal/testutil"
 )
@@ -159,7 +159,7 @@ var planted = []string{
 	"$(touch PWNED1).json",
 	"`touch PWNED2`.json",
 	"x;touch PWNED3.json",
-	"$(touch PWNED4)x.json" + job.MarkerSuffix,
+	"$(touch PWNED4)x.json" + jobfiles.MarkerSuffix,
 	"${IFS}$(touch${IFS}PWNED5).json",
 }
 
@@ -191,8 +191,8 @@ func noneRan(t *testing.T, dirs ...string) {
 // prints job names only, never a file name that is none.
 func TestJobNamesValidOnly(t *testing.T) {
 	dir := plantedDir(t)
-	long := strings.Repeat("a", job.MaxName+1)
-	for _, f := range []string{".hidden.json", "-dash.json", "sp ace.json", long + ".json", strings.Repeat("b", job.MaxName) + ".json"} {
+	long := strings.Repeat("a", jobfiles.MaxName+1)
+	for _, f := range []string{".hidden.json", "-dash.json", "sp ace.json", long + ".json", strings.Repeat("b", jobfiles.MaxName) + ".json"} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +201,7 @@ func TestJobNamesValidOnly(t *testing.T) {
 	if err := status.PrintJobNames([]string{dir}, &b); err != nil {
 		t.Fatal(err)
 	}
-	want := "alpha\n" + strings.Repeat("b", job.MaxName) + "\nbeta\n"
+	want := "alpha\n" + strings.Repeat("b", jobfiles.MaxName) + "\nbeta\n"
 	if b.String() != want {
 		t.Errorf("every status --names printed %q, want %q", b.String(), want)
 	}

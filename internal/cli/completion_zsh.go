@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/jobfiles"
 )
 
 // zshQuote escapes a description for a zsh _arguments spec in single quotes.
@@ -131,5 +131,5 @@ else
 fi
 `, list(compFlags(slices.Concat(runFlags, metaFlags))), list(compFlags(append(slices.Clone(statusFlags), metaFlags[0]))),
 		list(compFlags(append(slices.Clone(nextFlags), metaFlags[0]))), namesFlag, strings.Join(shellNames, " "),
-		strings.Join(switches(), "|"), job.MaxName)
+		strings.Join(switches(), "|"), jobfiles.MaxName)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/jobfiles"
 	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/schedule"
@@ -49,8 +50,8 @@ func config(c *cli.Context, inv invocation) (job.Settings, error) {
 	}
 	cfg.Name = c.String("name")
 	if cfg.Name == "" && !inv.given["name"] {
-		cfg.Name = job.Name(inv.command)
-	} else if err := job.CheckName(cfg.Name); err != nil {
+		cfg.Name = jobfiles.Name(inv.command)
+	} else if err := jobfiles.CheckName(cfg.Name); err != nil {
 		return st, err
 	}
 	cfg.Env = childEnv(os.Environ())

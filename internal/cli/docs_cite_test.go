@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -33,33 +32,6 @@ var docCite = regexp.MustCompile(`[(;] ?docs/([A-Za-z]+\.md), `)
 // commentBreak is where a comment goes on to its next line, in Go or in a
 // shell script: a citation's heading may be cut there.
 var commentBreak = regexp.MustCompile(`\n[ \t]*(//|#)[ \t]*`)
-
-// specPending are the files whose SPEC citations other branches rewrite as
-// they move the code (internal/job's marker, names and files,
-// internal/status's names) or refactor it (runner/): they are left to them.
-// A name ending in / is a directory and all beneath it; the others are
-// path.Match patterns.
-var specPending = []string{
-	"internal/job/active*.go",
-	"internal/job/name.go",
-	"internal/job/files.go",
-	"internal/status/names.go",
-}
-
-// pendingSpec reports whether the SPEC citations of rel (slash-separated,
-// from the repository's root) are left to another branch.
-func pendingSpec(rel string) bool {
-	for _, p := range specPending {
-		if dir, ok := strings.CutSuffix(p, "/"); ok {
-			if strings.HasPrefix(rel, dir+"/") {
-				return true
-			}
-		} else if ok, _ := path.Match(p, rel); ok {
-			return true
-		}
-	}
-	return false
-}
 
 // sourceFiles returns the non-test Go files of the repository, by their
 // slash-separated paths from its root, with their content; testdata and
@@ -128,7 +100,7 @@ func citesHeading(text string, headings []string) bool {
 }
 
 // TestCodeCitesDocs checks the comments and strings of the non-test Go
-// files: none cites the SPEC (but those of specPending), and each citation
+// files: none cites the SPEC, and each citation
 // of the docs, (docs/FILE.md, Heading), names a file and a heading that
 // exist.
 func TestCodeCitesDocs(t *testing.T) {
@@ -137,11 +109,9 @@ func TestCodeCitesDocs(t *testing.T) {
 	files := sourceFiles(t)
 	for _, rel := range slices.Sorted(maps.Keys(files)) {
 		src := files[rel]
-		if !pendingSpec(rel) {
-			for i, line := range strings.Split(string(src), "\n") {
-				if specWord.MatchString(line) {
-					t.Errorf("%s:%d cites the SPEC, which readers do not have: cite the section of docs/ that says it, as (docs/REFERENCE.md, Exit status): %s", rel, i+1, strings.TrimSpace(line))
-				}
+		for i, line := range strings.Split(string(src), "\n") {
+			if specWord.MatchString(line) {
+				t.Errorf("%s:%d cites the SPEC, which readers do not have: cite the section of docs/ that says it, as (docs/REFERENCE.md, Exit status): %s", rel, i+1, strings.TrimSpace(line))
 			}
 		}
 		text := commentBreak.ReplaceAllString(string(src), " ")

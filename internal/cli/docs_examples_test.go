@@ -22,7 +22,7 @@ import (
 
 // This file runs the examples of README.md and docs/*.md, so that the docs
 // cannot rot. A fenced code block says how it is checked by the words after
-// its language (docs/DESIGN.md, "Examples that run"):
+// its language (docs/DESIGN.md, Examples that run):
 //
 //	```sh run        a script: sh -eu runs it, and it must exit 0
 //	```console run   a transcript: each "$ " command runs with sh -c, in

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/jobfiles"
 	"github.com/urfave/cli/v2"
 )
 
@@ -77,7 +77,7 @@ var files = [][2]string{
 	{"$XDG_STATE_HOME/every, ~/.local/state/every, /var/lib/every", "the default state directory (`--state-dir`): the first when `XDG_STATE_HOME` is set, else the second, or for root the third; created 0700."},
 	{"DIR/NAME.json", "the job's state: its grid, last run and result, counters (`--state`, `--no-state`). Mode 0600, written atomically when a run starts and ends; synced to disk at most once a second and at exit."},
 	{"DIR/NAME.lock", "the job's lock, taken with flock(2) for each run, so flock(1) and every exclude each other (`--lock`, `--no-lock`). Its content is never read or written."},
-	{"DIR/NAME.json" + job.MarkerSuffix, "held (a shared lock, never written) by each running every of the job, for every status's ACTIVE column."},
+	{"DIR/NAME.json" + jobfiles.MarkerSuffix, "held (a shared lock, never written) by each running every of the job, for every status's ACTIVE column."},
 	{"DIR/NAME.json.corrupt-<unix seconds>", "a state file that could not be used, set aside (a warning names both files); `-2`, `-3`, ... for more in one second, never one over another. The 3 newest of a job are kept, older ones removed."},
 	{"DIR/.NAME.json.tmp-*", "a state write in progress (or the next one, prepared ahead); one left by a crash is removed when an every of the job next starts."},
 	{"DIR/.NAME.json.synced", "a hard link to the state as last synced to disk (at most once a second, and at exit): what every goes on from if a power loss left the state empty or torn. Removed with the state."},

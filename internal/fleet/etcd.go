@@ -90,15 +90,17 @@ func (f *Etcd) lockKey(name string) string  { return f.prefix + name + "/lock" }
 func (f *Etcd) stateKey(name string) string { return f.prefix + name + "/state" }
 
 // Job returns a fleet job's lock and store, either nil when the job has
-// none: with both, one lock.Etcd is both, so that the record comes with the
-// lock and every write under a lease is guarded by it.
+// none: with both, one session (a lock.Etcd that carries the record, and
+// the record's store) is both, so that the record comes with the lock and
+// every write under a lease is guarded by it.
 func (f *Etcd) Job(name, host string, ttl, period time.Duration, withLock, withState bool) (lock.Locker, state.Store) {
 	s := state.Etcd{Client: f.client, Key: f.stateKey(name), Period: period, Server: f.server}
-	l := &lock.Etcd{Client: f.client, Key: f.lockKey(name), TTL: lock.EtcdTTL(ttl), Host: host, Server: f.server, Records: s}
+	l := &lock.Etcd{Client: f.client, Key: f.lockKey(name), TTL: lock.EtcdTTL(ttl), Host: host, Server: f.server}
 	switch {
 	case withLock && withState:
 		l.RecordKey = s.Key
-		return l, l
+		j := &session{l, s}
+		return j, j
 	case withLock:
 		return l, nil
 	case withState:

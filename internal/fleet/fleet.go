@@ -178,17 +178,19 @@ func bound(opt *redis.Options, q url.Values) {
 }
 
 // Job returns a fleet job's lock and store, either nil when the job has
-// none: with both, one lock.Session is both, so that a run costs two round
-// trips (the lock with the start, the end with the release; three, with the
-// start apart, when the record is not the one this process wrote last)
-// instead of five, and its writes are fenced.
+// none: with both, one session (a lock.RedisSession and the record's
+// store) is both, so that a run costs two round trips (the lock with the
+// start, the end with the release; three, with the start apart, when the
+// record is not the one this process wrote last) instead of five, and its
+// writes are fenced.
 func (f *Redis) Job(name, host string, ttl, period time.Duration, withLock, withState bool) (lock.Locker, state.Store) {
 	l := lock.Redis{Client: f.client, Key: f.lockKey(name), TTL: ttl, Host: host, Server: f.server}
 	s := state.Redis{Client: f.client, Key: f.stateKey(name), Period: period, Server: f.server}
 	switch {
 	case withLock && withState:
-		session := &lock.Session{Locks: l, Records: s}
-		return session, session
+		ls := &lock.RedisSession{Redis: l, RecordKey: s.Key, RecordMax: state.MaxSize}
+		j := &startSession{session{ls, s}, ls}
+		return j, j
 	case withLock:
 		return l, nil
 	case withState:

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/everycli/every/internal/fleet"
+	"github.com/everycli/every/internal/jobfiles"
 	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/lock"
 	"github.com/everycli/every/runner"
@@ -58,19 +59,95 @@ func jobFiles(st Settings, cfg *runner.Config, commandPath string) (mark runner.
 		return nil, nil, nil
 	}
 	// Held until every exits, however it exits: every status's ACTIVE
-	// (active.go). Last, once nothing else here can fail. A marker that
-	// cannot be held costs the job nothing but that column: said, not
-	// fatal; but one of another user's is never trusted (SPEC section 8).
-	path := MarkerPath(statePath)
-	m, err := holdActive(path, MarkerInfo{Name: cfg.Name, Schedule: cfg.Schedule.Recorded(), PID: cfg.PID, Host: cfg.Host})
+	// (jobfiles/active.go). Last, once nothing else here can fail. A marker
+	// that cannot be held costs the job nothing but that column: said, not
+	// fatal; but one of another user's is never trusted (docs/DESIGN.md,
+	// Safety under faults: every file every writes is its own).
+	path := jobfiles.MarkerPath(statePath)
+	m, err := jobfiles.Hold(path, jobfiles.MarkerInfo{Name: cfg.Name, Schedule: cfg.Schedule.Recorded(), PID: cfg.PID, Host: cfg.Host})
 	switch {
-	case errors.Is(err, errForeignMarker):
+	case errors.Is(err, jobfiles.ErrForeignMarker):
 		return nil, nil, fmt.Errorf("cannot mark the job active in %q: %w; remove it, or choose --state-dir or --state", path, ui.UnwrapPath(err))
 	case err != nil:
 		cfg.Logger.Warn("cannot mark the job active: every status will show it inactive", "event", runner.EventStateError, "error", err)
 		return nil, nil, nil
 	}
-	return m, nil, nil
+	return activeMarker{m}, nil, nil
+}
+
+// activeMarker is the loop's observer that keeps the job's active marker
+// up to date: its first and next slots, until the first run starts.
+type activeMarker struct{ m *jobfiles.Marker }
+
+func (a activeMarker) Began(_ state.Record, next time.Time)    { a.m.Began(next) }
+func (a activeMarker) Skipped(_ string, _ int, next time.Time) { a.m.Skipped(next) }
+func (a activeMarker) Started(runner.Run)                      { a.m.Ran() }
+func (activeMarker) Finished(runner.Run)                       {}
+func (activeMarker) WantsOutput() bool                         { return false }
+
+// jobPaths works out where the job's state and lock files are: --state and
+// --lock, else in the state directory; "" for none (--no-state, --no-lock),
+// and for both with --store, which keeps them in Redis.
+func jobPaths(st Settings, name string) (statePath, lockPath string, err error) {
+	if st.Store != "" {
+		return "", "", nil
+	}
+	statePath, lockPath = st.StatePath, st.LockPath
+	if (statePath == "" && !st.NoState) || (lockPath == "" && !st.NoLock) {
+		dir, err := jobfiles.StateDir(st.StateDir)
+		if err != nil {
+			return "", "", err
+		}
+		if statePath == "" {
+			statePath = jobfiles.StatePath(dir, name)
+		}
+		if lockPath == "" {
+			lockPath = jobfiles.LockPath(dir, name)
+		}
+	}
+	if st.NoState {
+		statePath = ""
+	}
+	if st.NoLock {
+		lockPath = ""
+	}
+	return statePath, lockPath, nil
+}
+
+// ownFiles refuses, as bad usage, paths that name one of the job's files
+// twice: the state and the lock, and the metrics file and any other. Each
+// is every's own (docs/DESIGN.md, Safety under faults): the metrics file
+// is replaced at each write, so on the lock it would put a new file where
+// the lock was and the lock would stop excluding; on the state or its
+// active marker it would lose the counters or the ACTIVE column; on the
+// command, overwrite it before it runs. statePath and lockPath are as
+// jobPaths gives them; commandPath is the command's executable.
+func ownFiles(st Settings, statePath, lockPath, commandPath string) error {
+	if statePath != "" && lockPath != "" && sameFile(statePath, lockPath) {
+		return ui.Usagef("bad --state %q and --lock %q: they name the same file; give each its own", statePath, lockPath)
+	}
+	if st.MetricsFile == "" {
+		return nil
+	}
+	for _, other := range []struct{ what, path string }{
+		{"lock file", lockPath},
+		{"state file", statePath},
+		{"active marker", markerOf(statePath)},
+		{"command", commandPath},
+	} {
+		if other.path != "" && sameFile(st.MetricsFile, other.path) {
+			return ui.Usagef("bad %s %q: it names the job's %s %q; give the metrics a file of their own", st.MetricsFlag, st.MetricsFile, other.what, other.path)
+		}
+	}
+	return nil
+}
+
+// markerOf is the active marker of the state at statePath; "" for none.
+func markerOf(statePath string) string {
+	if statePath == "" {
+		return ""
+	}
+	return jobfiles.MarkerPath(statePath)
 }
 
 // sameFile reports whether two paths name one file: the same path once
@@ -114,8 +191,9 @@ func fleetStore(st Settings, cfg *runner.Config) (leave func(), err error) {
 		return nil, errors.New(fleet.NoPassword(fatal.Error(), raw))
 	}
 	if transient != nil {
-		// The event of a store down at a slot (SPEC sections 8 and 11), said
-		// at once: a first slot hours away would otherwise be silent about it.
+		// The event of a store down at a slot (docs/REFERENCE.md, Log
+		// events: skip, reason store), said at once: a first slot hours
+		// away would otherwise be silent about it.
 		cfg.Logger.Warn("store unreachable at start; slots are skipped until it answers", "event", runner.EventSkip, "reason", runner.ReasonStore, "error", fleet.NoPassword(transient.Error(), raw))
 	}
 	ttl := f.LeaseTTL(st.LockTTL)

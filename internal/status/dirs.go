@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/jobfiles"
 	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/state"
 )
@@ -45,7 +45,7 @@ func stateDirs(given []string) ([]string, error) {
 	}
 	var dirs []string
 	for _, g := range given {
-		dir, err := job.StateDir(g)
+		dir, err := jobfiles.StateDir(g)
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +94,7 @@ func places(dirs []string) (ps []place, read []string, problems []problem) {
 		read = append(read, dir)
 		for _, e := range entries {
 			// The entry's own type (Lstat's): a link to a directory is not one.
-			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || strings.HasSuffix(e.Name(), ".json") {
+			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || strings.HasSuffix(e.Name(), jobfiles.StateSuffix) {
 				continue
 			}
 			sub := filepath.Join(dir, e.Name())
@@ -171,7 +171,7 @@ func readPlace(p place, names []string, now time.Time) ([]foundJob, []problem) {
 		states, markers := jobFileNames(entries)
 		for _, name := range markers {
 			// A marker nobody holds is left over: no job to show.
-			on, info, err := job.ProbeActive(filepath.Join(p.dir, name+".json"+job.MarkerSuffix), trustPending)
+			on, info, err := jobfiles.ProbeActive(jobfiles.MarkerPath(jobfiles.StatePath(p.dir, name)), trustPending)
 			if err == nil && on {
 				jobs = append(jobs, foundJob{key: name, dir: p.dir, mark: info})
 			}
@@ -179,11 +179,11 @@ func readPlace(p place, names []string, now time.Time) ([]foundJob, []problem) {
 		names = states
 	}
 	for _, name := range names {
-		path := filepath.Join(p.dir, name+".json")
+		path := jobfiles.StatePath(p.dir, name)
 		rec, err := state.File{Path: path}.Read(now)
 		if errors.Is(err, fs.ErrNotExist) {
 			// No state yet: a job whose every is alive has not run.
-			on, info, perr := job.ProbeActive(job.MarkerPath(path), trustPending)
+			on, info, perr := jobfiles.ProbeActive(jobfiles.MarkerPath(path), trustPending)
 			switch {
 			case perr != nil:
 				problems = append(problems, problem{name, "cannot tell whether an every runs for it",

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/everycli/every/internal/fleet"
-	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/jobfiles"
 	"github.com/everycli/every/internal/pid"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/schedule"
@@ -60,7 +60,7 @@ func list(ss Settings, now time.Time) (listing, error) {
 		active = func(j foundJob) (bool, []fleet.Alive, error) {
 			// The marker beside the file the record came from, whatever the
 			// job's name; and only one of the state's owner.
-			on, _, err := job.ProbeActive(job.MarkerPath(j.path), func(uid uint32) bool { return uid == j.uid })
+			on, _, err := jobfiles.ProbeActive(jobfiles.MarkerPath(j.path), func(uid uint32) bool { return uid == j.uid })
 			return on, nil, err
 		}
 	}
@@ -104,7 +104,7 @@ type foundJob struct {
 	rec  *state.Record // nil: no state yet (mark says what there is)
 	path string        // the state file; its marker is beside it
 	uid  uint32        // the state file's owner, the one its marker must have
-	mark job.MarkerInfo
+	mark jobfiles.MarkerInfo
 }
 
 // ownerOf is the owner of a file; none (an impossible uid) where the
@@ -170,7 +170,7 @@ func knownExitCode(rec *state.Record, ended bool) bool {
 // yet, whose every is alive (it holds the marker): its name, schedule and
 // slots as the marker says, the name of its file when the marker says
 // nothing (an older every's, or a write under way).
-func describePending(key string, m job.MarkerInfo) jobStatus {
+func describePending(key string, m jobfiles.MarkerInfo) jobStatus {
 	j := jobStatus{Name: m.Name, Schedule: m.Schedule, Active: true, pending: true}
 	if j.Name == "" {
 		j.Name = key

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/jobfiles"
 )
 
 // nagiosMax is the longest line every status --nagios prints, newline
@@ -176,7 +176,7 @@ func Unknown(w io.Writer, err error) {
 // when the name is no valid job name (a hand-written record's), with what
 // the format cannot hold ('=', quotes, '|') made '_'.
 func perfLabel(name string) string {
-	if job.CheckName(name) == nil {
+	if jobfiles.CheckName(name) == nil {
 		return name + "_age"
 	}
 	return "'" + strings.Map(func(r rune) rune {

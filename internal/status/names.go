@@ -5,18 +5,17 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/jobfiles"
 )
 
 // PrintJobNames prints the names of the jobs in the state directories
 // (the default one when none is given) and their subdirectories, one a
 // line, for the completions: as every status finds them (NAME.json, not
 // hidden, and the jobs whose every is alive but has not run them yet),
-// and only valid job names (SPEC section 8's alphabet): a file named
+// and only valid job names (jobfiles.CheckName's alphabet): a file named
 // "$(cmd).json" is no job, and its name never reaches a shell. It is
 // quiet: a directory it cannot read has no names.
 func PrintJobNames(flags []string, stdout io.Writer) error {
@@ -31,14 +30,14 @@ func PrintJobNames(flags []string, stdout io.Writer) error {
 		states, markers := jobFileNames(entries)
 		names = append(names, states...)
 		for _, name := range markers {
-			if on, _, err := job.ProbeActive(filepath.Join(p.dir, name+".json"+job.MarkerSuffix), func(uint32) bool { return true }); err == nil && on {
+			if on, _, err := jobfiles.ProbeActive(jobfiles.MarkerPath(jobfiles.StatePath(p.dir, name)), func(uint32) bool { return true }); err == nil && on {
 				names = append(names, name)
 			}
 		}
 	}
 	slices.Sort(names)
 	for _, name := range slices.Compact(names) {
-		if job.CheckName(name) == nil {
+		if jobfiles.CheckName(name) == nil {
 			fmt.Fprintln(stdout, name)
 		}
 	}
@@ -52,13 +51,13 @@ func PrintJobNames(flags []string, stdout io.Writer) error {
 func jobFileNames(entries []fs.DirEntry) (states, markers []string) {
 	present := map[string]bool{}
 	for _, e := range entries {
-		if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && name != "" && !strings.HasPrefix(name, ".") {
+		if name, ok := strings.CutSuffix(e.Name(), jobfiles.StateSuffix); ok && name != "" && !strings.HasPrefix(name, ".") {
 			states = append(states, name)
 			present[name] = true
 		}
 	}
 	for _, e := range entries {
-		if name, ok := strings.CutSuffix(e.Name(), ".json"+job.MarkerSuffix); ok && name != "" && !strings.HasPrefix(name, ".") && !present[name] {
+		if name, ok := strings.CutSuffix(e.Name(), jobfiles.StateSuffix+jobfiles.MarkerSuffix); ok && name != "" && !strings.HasPrefix(name, ".") && !present[name] {
 			markers = append(markers, name)
 		}
 	}

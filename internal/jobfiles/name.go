@@ -1,4 +1,9 @@
-package job
+// Package jobfiles owns a job's identity on disk: its name, the state
+// directory, the names of the job's files in it, and the active marker that
+// a running every holds beside the job's state (active.go). A run
+// (internal/job) and every status (internal/status) both follow these
+// rules, and neither needs the other for them.
+package jobfiles
 
 import (
 	"crypto/sha256"
@@ -9,8 +14,6 @@ import (
 
 	"github.com/everycli/every/internal/ui"
 )
-
-// This file owns a job's identity: its name and where its files go.
 
 // StateDir is where state and lock files go: --state-dir, else
 // $XDG_STATE_HOME/every, else ~/.local/state/every; for root without
@@ -32,6 +35,18 @@ func StateDir(flag string) (string, error) {
 	}
 	return filepath.Join(home, ".local", "state", "every"), nil
 }
+
+// StateSuffix ends the name of a job's state in a state directory:
+// NAME.json. every status takes the files so named for jobs.
+const StateSuffix = ".json"
+
+// StatePath is the state of the job name in the state directory dir, where
+// --state does not say otherwise.
+func StatePath(dir, name string) string { return filepath.Join(dir, name+StateSuffix) }
+
+// LockPath is the lock file of the job name in the state directory dir,
+// where --lock does not say otherwise.
+func LockPath(dir, name string) string { return filepath.Join(dir, name+".lock") }
 
 // MaxName is the longest job name, in bytes.
 const MaxName = 128
@@ -82,68 +97,4 @@ func sanitizeName(s string) string {
 
 func validNameRune(r rune) bool {
 	return isAlnum(r) || r == '.' || r == '_' || r == '-'
-}
-
-// jobPaths works out where the job's state and lock files are: --state and
-// --lock, else in the state directory; "" for none (--no-state, --no-lock),
-// and for both with --store, which keeps them in Redis.
-func jobPaths(st Settings, name string) (statePath, lockPath string, err error) {
-	if st.Store != "" {
-		return "", "", nil
-	}
-	statePath, lockPath = st.StatePath, st.LockPath
-	if (statePath == "" && !st.NoState) || (lockPath == "" && !st.NoLock) {
-		dir, err := StateDir(st.StateDir)
-		if err != nil {
-			return "", "", err
-		}
-		if statePath == "" {
-			statePath = filepath.Join(dir, name+".json")
-		}
-		if lockPath == "" {
-			lockPath = filepath.Join(dir, name+".lock")
-		}
-	}
-	if st.NoState {
-		statePath = ""
-	}
-	if st.NoLock {
-		lockPath = ""
-	}
-	return statePath, lockPath, nil
-}
-
-// ownFiles refuses, as bad usage, paths that name one of the job's files
-// twice: the state and the lock, and the metrics file and any other. Each
-// is every's own (SPEC section 8): the metrics file is replaced at each
-// write, so on the lock it would put a new file where the lock was and the
-// lock would stop excluding; on the state or its active marker it would
-// lose the counters or the ACTIVE column; on the command, overwrite it
-// before it runs. statePath and lockPath are as jobPaths gives them; commandPath is the command's executable.
-func ownFiles(st Settings, statePath, lockPath, commandPath string) error {
-	if statePath != "" && lockPath != "" && sameFile(statePath, lockPath) {
-		return ui.Usagef("bad --state %q and --lock %q: they name the same file; give each its own", statePath, lockPath)
-	}
-	if st.MetricsFile == "" {
-		return nil
-	}
-	for _, other := range []struct{ what, path string }{
-		{"lock file", lockPath},
-		{"state file", statePath},
-		{"active marker", markerOf(statePath)},
-		{"command", commandPath},
-	} {
-		if other.path != "" && sameFile(st.MetricsFile, other.path) {
-			return ui.Usagef("bad %s %q: it names the job's %s %q; give the metrics a file of their own", st.MetricsFlag, st.MetricsFile, other.what, other.path)
-		}
-	}
-	return nil
-}
-
-// markerOf is the active marker of the state at statePath; "" for none.
-func markerOf(statePath string) string {
-	if statePath == "" {
-		return ""
-	}
-	return MarkerPath(statePath)
 }

@@ -1,4 +1,4 @@
-package job
+package jobfiles
 
 import (
 	"bytes"
@@ -14,8 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/everycli/every/internal/regular"
-	"github.com/everycli/every/runner"
-	"github.com/everycli/every/state"
 )
 
 // A running every marks its job active for its whole life by holding a
@@ -24,27 +22,29 @@ import (
 // in a file: the kernel drops it when its holder ends, however it ends
 // (SIGKILL, OOM, a crash), so a dead every is never taken for a live one, and
 // a pid reused by another process means nothing here. Shared, because several
-// every processes may run one job (SPEC section 8), and each holds the
-// marker at once. Not flock(2): the probe must ask "is it held?" without
-// taking anything, and fcntl's GETLK does exactly that. On Linux the locks
-// are open file description locks (F_OFD_*), which belong to the open file,
-// not to the process, so no other descriptor of this file in the holder can
-// drop them by being closed; elsewhere they are classic POSIX record locks,
-// which behave the same here as long as the holder opens the marker once
-// (it does) and the prober is another process (it is).
+// every processes may run one job (docs/DESIGN.md, Safety under faults:
+// never two runs at once), and each holds the marker at once. Not flock(2):
+// the probe must ask "is it held?" without taking anything, and fcntl's
+// GETLK does exactly that. On Linux the locks are open file description
+// locks (F_OFD_*), which belong to the open file, not to the process, so no
+// other descriptor of this file in the holder can drop them by being closed;
+// elsewhere they are classic POSIX record locks, which behave the same here
+// as long as the holder opens the marker once (it does) and the prober is
+// another process (it is).
 //
 // The marker's content says what every status shows of a job before its
-// first run has written a state (SPEC section 12): one JSON line, the job's
-// name, schedule and first slot (MarkerInfo). The first every to hold the
-// marker writes it, in place (a marker replaced by a rename would leave the
-// other holders' locks on the old file); later ones, finding it held, leave
-// it alone. A reader may catch a write half done: it then shows the job
-// without its schedule, never anything else.
+// first run has written a state (docs/REFERENCE.md, every status): one
+// JSON line, the job's name, schedule and first slot (MarkerInfo). The first
+// every to hold the marker writes it, in place (a marker replaced by a
+// rename would leave the other holders' locks on the old file); later ones,
+// finding it held, leave it alone. A reader may catch a write half done: it
+// then shows the job without its schedule, never anything else.
 //
 // In a shared directory, only a marker of the job's own user counts: its
 // holder must own the file (every refuses one of another user's, exit 73),
 // and every status counts a marker as ACTIVE only when its owner is the
-// state's (SPEC section 8), so nobody else can make a dead job look alive.
+// state's (docs/DESIGN.md, Safety under faults: every file every writes is
+// its own), so nobody else can make a dead job look alive.
 
 // MarkerSuffix is what a job's state path takes to name its active marker.
 // every status lists *.json files only, so the marker is never listed as a
@@ -77,9 +77,9 @@ type MarkerInfo struct {
 	Host     string    `json:"host,omitempty"`
 }
 
-// errForeignMarker is the error, wrapped in an *fs.PathError, of a marker
+// ErrForeignMarker is the error, wrapped in an *fs.PathError, of a marker
 // that another user owns: never held, never counted.
-var errForeignMarker = errors.New("owned by another user")
+var ErrForeignMarker = errors.New("owned by another user")
 
 // foreignOwner says who owns a marker that is not ours.
 type foreignOwner struct{ uid, want uint32 }
@@ -88,13 +88,13 @@ func (e foreignOwner) Error() string {
 	return fmt.Sprintf("is owned by uid %d, not by uid %d that runs every", e.uid, e.want)
 }
 
-// Is makes errors.Is(err, errForeignMarker) true.
-func (e foreignOwner) Is(target error) bool { return target == errForeignMarker }
+// Is makes errors.Is(err, ErrForeignMarker) true.
+func (e foreignOwner) Is(target error) bool { return target == ErrForeignMarker }
 
-// marker is an active marker this process holds. It is the runner.Observer
-// that keeps the marker's first and next slots up to date, when this process
-// wrote it.
-type marker struct {
+// Marker is an active marker this process holds. When this process wrote
+// it, it keeps the marker's first and next slots up to date, as the loop
+// tells them (internal/job makes it one of the loop's observers).
+type Marker struct {
 	fd     int
 	path   string
 	writer bool // this process holds the content: it was the first holder
@@ -109,19 +109,19 @@ type marker struct {
 // (unlike an *os.File) has no finalizer to close it behind our back.
 var held struct {
 	sync.Mutex
-	markers []*marker
+	markers []*Marker
 }
 
-// markerWait bounds how long holdActive waits for the writer of the
+// markerWait bounds how long Hold waits for the writer of the
 // marker's content to let go of it: a write of one line.
 const markerWait = 2 * time.Second
 
-// holdActive marks the job active for the rest of this process's life: it
-// opens (creating 0600) the marker at path and takes a shared lock on all of
-// it, which it never releases. The first holder writes info into it. A path
+// Hold marks the job active for the rest of this process's life: it opens
+// (creating 0600) the marker at path and takes a shared lock on all of it,
+// which it never releases. The first holder writes info into it. A path
 // that is a link, or anything but a regular file, is refused; so is a
-// marker that another user owns (errForeignMarker).
-func holdActive(path string, info MarkerInfo) (*marker, error) {
+// marker that another user owns (ErrForeignMarker).
+func Hold(path string, info MarkerInfo) (*Marker, error) {
 	fd, err := openMarker(path, unix.O_RDWR|unix.O_CREAT)
 	if errors.Is(err, fs.ErrPermission) {
 		// Most likely another user's 0600 file: say so, if it is.
@@ -150,7 +150,7 @@ func holdActive(path string, info MarkerInfo) (*marker, error) {
 			return nil, &fs.PathError{Op: "chmod", Path: path, Err: err}
 		}
 	}
-	m := &marker{fd: fd, path: path, info: info}
+	m := &Marker{fd: fd, path: path, info: info}
 	m.info.Version = markerVersion
 	if err := m.lock(); err != nil {
 		unix.Close(fd)
@@ -166,7 +166,7 @@ func holdActive(path string, info MarkerInfo) (*marker, error) {
 // tells the first holder, which writes the content under it and turns it
 // into the shared lock (at once: no moment without a lock); a later holder
 // waits, bounded, for that write to be over.
-func (m *marker) lock() error {
+func (m *Marker) lock() error {
 	whole := func(typ int16) *unix.Flock_t {
 		return &unix.Flock_t{Type: typ, Whence: io.SeekStart} // Len 0: the whole file, however it grows
 	}
@@ -196,7 +196,7 @@ func busy(err error) bool { return errors.Is(err, unix.EAGAIN) || errors.Is(err,
 
 // write writes the marker's content, in place: the line, then the file cut
 // to it, so a reader sees the old line or the new one first.
-func (m *marker) write(now time.Time) {
+func (m *Marker) write(now time.Time) {
 	b, err := json.Marshal(m.info)
 	if err != nil {
 		return
@@ -209,19 +209,19 @@ func (m *marker) write(now time.Time) {
 }
 
 // Began is told the first slot the loop waits for.
-func (m *marker) Began(_ state.Record, next time.Time) {
+func (m *Marker) Began(first time.Time) {
 	if !m.writer {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.info.FirstSlot, m.info.NextSlot = next.UTC(), next.UTC()
+	m.info.FirstSlot, m.info.NextSlot = first.UTC(), first.UTC()
 	m.write(time.Now())
 }
 
 // Skipped keeps the next slot up to date until the first run (at most once
 // a second: a skip may come at each slot of a fast schedule).
-func (m *marker) Skipped(_ string, _ int, next time.Time) {
+func (m *Marker) Skipped(next time.Time) {
 	if !m.writer {
 		return
 	}
@@ -233,16 +233,12 @@ func (m *marker) Skipped(_ string, _ int, next time.Time) {
 	}
 }
 
-// Started is told of a run: from then on the state tells of the job.
-func (m *marker) Started(runner.Run) {
+// Ran is told that a run started: from then on the state tells of the job.
+func (m *Marker) Ran() {
 	m.mu.Lock()
 	m.ran = true
 	m.mu.Unlock()
 }
-
-func (m *marker) Finished(runner.Run) {}
-
-func (m *marker) WantsOutput() bool { return false }
 
 // ProbeActive reports whether a process holds the marker at path (whether a
 // whole-file write lock would conflict with a lock someone holds), and what

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package job
+package jobfiles
 
 import "golang.org/x/sys/unix"
 
