@@ -97,8 +97,9 @@ func (l *loop) await(finished <-chan struct{}, stopping bool) (stop os.Signal, d
 }
 
 // startLocker is a lock that is also the job's store, and can write the
-// start of the run with the lock (internal/fleet's Redis session, on lock.RedisSession): when the store still holds
-// what this process wrote last, the run saves a round trip.
+// start of the run with the lock (internal/fleet's Redis session, on
+// lock.RedisSession): when the store still holds what this process wrote
+// last, the run saves a round trip.
 type startLocker interface {
 	LockStart(ctx context.Context, start *state.Record) (lease lock.Lease, started bool, err error)
 }
