@@ -274,7 +274,12 @@ func TestRedisFencingSurvivesDataLoss(t *testing.T) {
 func TestRedisLeaseClockAcrossPartition(t *testing.T) {
 	srv := redistest.Start(t)
 	proxy := redistest.NewProxy(t, srv.Addr)
-	const ttl = 600 * time.Millisecond
+	// The TTL sets the slack of the real-clock bounds below: a quarter of it
+	// for lost, the margin (a tenth) for the key still A's when A is told
+	// to kill. At 600ms those were 150ms and 60ms, which a wake-up on a
+	// 2-core machine at load 12 can miss (a goroutine 100ms late there is
+	// nothing rare); at 3s they are 750ms and 300ms.
+	const ttl = 3 * time.Second
 	a := Redis{Client: boundedClient(t, proxy.Addr), Key: "every:p:lock", TTL: ttl, Host: "a", Server: proxy.Addr}
 	b := Redis{Client: boundedClient(t, srv.Addr), Key: "every:p:lock", TTL: ttl, Host: "b", Server: srv.Addr}
 	ctx := context.Background()
