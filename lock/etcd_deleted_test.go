@@ -12,6 +12,7 @@ import (
 
 	"github.com/everycli/every/internal/etcd"
 	"github.com/everycli/every/internal/etcdtest"
+	"github.com/everycli/every/internal/testutil"
 )
 
 // A lock key deleted just after the holder checked it (the worst moment) is
@@ -51,9 +52,7 @@ func TestEtcdDeletedKeyNoticedWithinKeepAlive(t *testing.T) {
 	defer l.Unlock()
 	// The second check: the keep-alives are under way on their period.
 	for range 2 {
-		select {
-		case <-checked:
-		case <-time.After(10 * time.Second):
+		if _, ok := testutil.Receive(checked); !ok {
 			t.Fatal("no check of the key after a keep-alive")
 		}
 	}
@@ -61,9 +60,7 @@ func TestEtcdDeletedKeyNoticedWithinKeepAlive(t *testing.T) {
 		t.Fatal(err)
 	}
 	cut := time.Now()
-	select {
-	case <-l.Lost():
-	case <-time.After(10 * time.Second):
+	if _, ok := testutil.Receive(l.Lost()); !ok {
 		t.Fatal("a deleted lock key was never noticed")
 	}
 	d := time.Since(cut)

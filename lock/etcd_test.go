@@ -9,6 +9,7 @@ import (
 	"github.com/everycli/every/internal/etcd"
 	"github.com/everycli/every/internal/etcdtest"
 	"github.com/everycli/every/internal/redistest"
+	"github.com/everycli/every/internal/testutil"
 )
 
 func TestEtcdTTL(t *testing.T) {
@@ -120,9 +121,7 @@ func TestEtcdLeaseKeptAndLost(t *testing.T) {
 			}
 			cutAt := time.Now()
 			for _, ch := range []<-chan struct{}{l.Lost(), l.Expiring()} {
-				select {
-				case <-ch:
-				case <-time.After(10 * time.Second):
+				if _, ok := testutil.Receive(ch); !ok {
 					t.Fatal("lease not lost after its key was cut")
 				}
 			}

@@ -28,9 +28,7 @@ const watchBound = 500 * time.Millisecond
 func lostWithin(t *testing.T, l Lease, cut time.Time) time.Duration {
 	t.Helper()
 	for _, ch := range []<-chan struct{}{l.Lost(), l.Expiring()} {
-		select {
-		case <-ch:
-		case <-time.After(testutil.WaitBound):
+		if _, ok := testutil.Receive(ch); !ok {
 			t.Fatalf("lease not lost %v after its key was taken away", testutil.WaitBound)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/everycli/every/internal/testutil"
 )
 
 func TestFileLockExcludes(t *testing.T) {
@@ -104,13 +106,8 @@ func TestFileLockExcludesFlockCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(ready); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("flock(1) did not take the lock")
-		}
+	if !testutil.Eventually(func() bool { _, err := os.Stat(ready); return err == nil }) {
+		t.Fatalf("flock(1) did not take the lock within %v", testutil.WaitBound)
 	}
 	_, err = (&File{Path: path}).Lock(context.Background(), 0)
 	var busy *BusyError
@@ -283,7 +280,7 @@ func TestFileRefusesWhatIsNotARegularFile(t *testing.T) {
 				{"checkOpen", func() error { return checkOpen(path) }},
 			}
 			for _, c := range check {
-				err := bounded(t, c.call)
+				err := testutil.Bounded(t, c.call)
 				if !errors.Is(err, ErrNotRegular) {
 					t.Errorf("%s(%s) = %v, want ErrNotRegular", c.what, path, err)
 				}
@@ -312,9 +309,9 @@ func TestFileRefusesDeviceNode(t *testing.T) {
 		t.Skipf("cannot make a device node here: %v", err)
 	}
 	for _, err := range []error{
-		bounded(t, func() error { return Check(path) }),
-		bounded(t, func() error { return checkOpen(path) }),
-		bounded(t, func() error {
+		testutil.Bounded(t, func() error { return Check(path) }),
+		testutil.Bounded(t, func() error { return checkOpen(path) }),
+		testutil.Bounded(t, func() error {
 			l, err := lockPath(context.Background(), path, 0)
 			if err == nil {
 				l.Unlock()
@@ -325,20 +322,6 @@ func TestFileRefusesDeviceNode(t *testing.T) {
 		if !errors.Is(err, ErrNotRegular) {
 			t.Errorf("device node: %v, want ErrNotRegular", err)
 		}
-	}
-}
-
-// bounded calls f, failing the test if it blocks.
-func bounded(t *testing.T, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(30 * time.Second):
-		t.Fatal("blocked for 30s")
-		return nil
 	}
 }
 

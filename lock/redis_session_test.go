@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/everycli/every/internal/redistest"
+	"github.com/everycli/every/internal/testutil"
 )
 
 // newRedisSession returns a RedisSession on srv through a counting proxy,
@@ -333,9 +334,7 @@ func TestRedisSessionLoadFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy.Freeze()
-	select {
-	case <-lease.Lost():
-	case <-time.After(30 * time.Second):
+	if _, ok := testutil.Receive(lease.Lost()); !ok {
 		t.Fatal("lease not lost with the server silent")
 	}
 	proxy.Thaw()
@@ -566,12 +565,8 @@ func TestRedisSessionLockStartAfterLostAnswer(t *testing.T) {
 	}
 	proxy.Thaw()
 	// The held write lands now.
-	deadline := time.Now().Add(30 * time.Second)
-	for stored(t, srv).Running {
-		if time.Now().After(deadline) {
-			t.Fatal("the held end never landed")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testutil.Eventually(func() bool { return !stored(t, srv).Running }) {
+		t.Fatal("the held end never landed")
 	}
 	if err := lease.Unlock(); err != nil {
 		t.Fatal(err)
@@ -622,10 +617,8 @@ func TestRedisSessionLockStartAbandoned(t *testing.T) {
 	// The script is held until now: it runs (the fencing counter moves),
 	// and its answer is undone.
 	proxy.Thaw()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(30 * time.Second):
+	r, ok := testutil.Receive(done)
+	if !ok {
 		t.Fatal("LockStart did not return")
 	}
 	if r.started || r.err == nil {

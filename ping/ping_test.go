@@ -22,11 +22,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/everycli/every/internal/testutil"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/state"
 )
 
-// bound is how long a test waits for something that should happen at once.
+// bound is the time the tests give Close to deliver what is queued: long
+// enough for a loaded machine, and far from a retry's or a hung server's.
 const bound = 10 * time.Second
 
 // check is the check's UUID: the secret that must never be logged.
@@ -78,16 +80,14 @@ func (rec *recorder) url(t *testing.T) *url.URL {
 	return u
 }
 
-// next returns the next request, waiting for it at most bound.
+// next returns the next request, waiting for it at most testutil.WaitBound.
 func (rec *recorder) next(t *testing.T) request {
 	t.Helper()
-	select {
-	case r := <-rec.reqs:
-		return r
-	case <-time.After(bound):
-		t.Fatalf("no ping within %v", bound)
-		return request{}
+	r, ok := testutil.Receive(rec.reqs)
+	if !ok {
+		t.Fatalf("no ping within %v", testutil.WaitBound)
 	}
+	return r
 }
 
 // none fails if a request is left unread. Called after Close has drained
@@ -134,15 +134,12 @@ func (l *logs) lines(subs ...string) []string {
 	return out
 }
 
-// wait waits until n lines hold all of the substrings.
+// wait waits until n lines hold all of the substrings, for at most
+// testutil.WaitBound.
 func (l *logs) wait(t *testing.T, n int, subs ...string) {
 	t.Helper()
-	deadline := time.Now().Add(bound)
-	for len(l.lines(subs...)) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %d lines with %q within %v in\n%s", n, subs, bound, l)
-		}
-		time.Sleep(time.Millisecond)
+	if !testutil.Eventually(func() bool { return len(l.lines(subs...)) >= n }) {
+		t.Fatalf("no %d lines with %q within %v in\n%s", n, subs, testutil.WaitBound, l)
 	}
 }
 
@@ -473,9 +470,7 @@ func TestRetryAtStop(t *testing.T) {
 	p.Finished(success)
 	closed := make(chan struct{})
 	go func() { p.Close(bound); close(closed) }()
-	select {
-	case <-p.closing: // Close has begun
-	case <-time.After(bound):
+	if _, ok := testutil.Receive(p.closing); !ok {
 		t.Fatal("Close did not begin")
 	}
 	close(release)
@@ -739,9 +734,7 @@ func TestRetryGivenUpAtClose(t *testing.T) {
 			p.Finished(success)
 			rec.next(t)
 			if order == "close during the wait" {
-				select {
-				case <-waiting:
-				case <-time.After(bound):
+				if _, ok := testutil.Receive(waiting); !ok {
 					t.Fatal("no retry wait began")
 				}
 			}

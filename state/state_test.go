@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/everycli/every/internal/testutil"
 )
 
 // newFile returns a File for a record in a directory of its own, dir,
@@ -553,7 +555,7 @@ func TestFileRefusesWhatIsNotARegularFile(t *testing.T) {
 				},
 				"Read": func() error { _, err := f.Read(time.Now()); return err },
 			} {
-				err := bounded(t, call)
+				err := testutil.Bounded(t, call)
 				if !errors.Is(err, ErrNotRegular) {
 					t.Errorf("%s(%s) = %v, want ErrNotRegular", what, path, err)
 				}
@@ -584,7 +586,7 @@ func TestFileSaveNeverWritesThroughALink(t *testing.T) {
 	ctx := context.Background()
 	for name, path := range paths {
 		t.Run(name, func(t *testing.T) {
-			err := bounded(t, func() error { return File{Path: path}.Save(ctx, sample()) })
+			err := testutil.Bounded(t, func() error { return File{Path: path}.Save(ctx, sample()) })
 			fi, lerr := os.Lstat(path)
 			if strings.Contains(name, "link") {
 				if err != nil {
@@ -608,20 +610,6 @@ func TestFileSaveNeverWritesThroughALink(t *testing.T) {
 	}
 	if _, err := os.Lstat(missing); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the dangling link's target was created: %v", err)
-	}
-}
-
-// bounded calls f, failing the test if it blocks.
-func bounded(t *testing.T, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(30 * time.Second):
-		t.Fatal("blocked for 30s")
-		return nil
 	}
 }
 

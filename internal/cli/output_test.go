@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/creack/pty"
 	"github.com/everycli/every/internal/testutil"
@@ -61,10 +60,8 @@ func TestOutputTerminal(t *testing.T) {
 				b, err := io.ReadAll(ptmx)
 				read <- result{string(b), err}
 			}()
-			var r result
-			select {
-			case r = <-read:
-			case <-time.After(testutil.WaitBound):
+			r, ok := testutil.Receive(read)
+			if !ok {
 				t.Fatalf("the terminal did not close within %v", testutil.WaitBound)
 			}
 			if !errors.Is(r.err, syscall.EIO) { // EIO: no slave end left

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/everycli/every/internal/etcd"
+	"github.com/everycli/every/internal/servertest"
+	"github.com/everycli/every/internal/testutil"
 )
 
 // Cluster is a cluster of etcd members on loopback, each in its own
@@ -25,7 +25,7 @@ type Member struct {
 	Addr string // 127.0.0.1:port, the client port
 	peer string
 	dir  string
-	cmd  *exec.Cmd
+	proc *servertest.Process
 }
 
 // StartCluster starts a cluster of n members and waits until each answers
@@ -35,61 +35,32 @@ func StartCluster(t TB, n int) *Cluster {
 	path := Path(t)
 	c := &Cluster{t: t}
 	var initial []string
-	// FreeAddr closes its listener: two calls may find the same port free,
-	// which etcd refuses ("duplicate url"). Each port is taken once.
-	taken := map[string]bool{}
-	free := func() string {
-		for {
-			if a := FreeAddr(t); !taken[a] {
-				taken[a] = true
-				return a
-			}
-		}
-	}
+	addrs := servertest.FreeAddrs(t, 2*n)
 	for i := range n {
-		m := &Member{Name: fmt.Sprintf("m%d", i), Addr: free(), peer: free(), dir: t.TempDir()}
+		m := &Member{Name: fmt.Sprintf("m%d", i), Addr: addrs[2*i], peer: addrs[2*i+1], dir: t.TempDir()}
 		c.Members = append(c.Members, m)
 		initial = append(initial, m.Name+"=http://"+m.peer)
 	}
-	t.Cleanup(c.Stop)
 	token := fmt.Sprintf("every-test-%d-%d", os.Getpid(), time.Now().UnixNano())
 	for _, m := range c.Members {
 		cu, pu := "http://"+m.Addr, "http://"+m.peer
-		log, err := os.OpenFile(m.dir+"/etcd.log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			t.Fatalf("etcd log: %v", err)
-		}
-		cmd := exec.Command(path, "--name", m.Name, "--data-dir", m.dir+"/data",
-			"--listen-client-urls", cu, "--advertise-client-urls", cu,
-			"--listen-peer-urls", pu, "--initial-advertise-peer-urls", pu,
-			"--initial-cluster", strings.Join(initial, ","),
-			"--initial-cluster-state", "new", "--initial-cluster-token", token,
-			"--unsafe-no-fsync")
-		cmd.Stdout, cmd.Stderr = log, log
-		err = cmd.Start()
-		log.Close()
-		if err != nil {
-			t.Fatalf("start etcd %s: %v", m.Name, err)
-		}
-		m.cmd = cmd
-	}
-	// The members wait for each other (a quorum) before any answers.
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i, m := range c.Members {
-		wg.Go(func() {
-			s := &Server{Addr: m.Addr}
-			errs[i] = s.waitReady(60 * time.Second)
+		rc := readyClient(m.Addr)
+		defer rc.Close()
+		m.proc = servertest.Run(t, servertest.Command{
+			Name: "etcd member " + m.Name + " on " + m.Addr, Path: path, Log: m.dir + "/etcd.log", Ready: ready(rc),
+			Args: []string{"--name", m.Name, "--data-dir", m.dir + "/data",
+				"--listen-client-urls", cu, "--advertise-client-urls", cu,
+				"--listen-peer-urls", pu, "--initial-advertise-peer-urls", pu,
+				"--initial-cluster", strings.Join(initial, ","),
+				"--initial-cluster-state", "new", "--initial-cluster-token", token,
+				"--unsafe-no-fsync"},
 		})
 	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			m := c.Members[i]
-			b, _ := os.ReadFile(m.dir + "/etcd.log")
-			c.Stop()
-			t.Fatalf("etcd member %s on %s did not answer: %v\n%s", m.Name, m.Addr, err, b)
-		}
+	// The members wait for each other (a quorum) before any answers: all
+	// run before any is awaited, each given twice the usual bound (the
+	// first waits for the others to start, on a loaded machine).
+	for _, m := range c.Members {
+		m.proc.WaitReady(t, 2*testutil.WaitBound)
 	}
 	return c
 }
@@ -111,17 +82,10 @@ func (c *Cluster) Stop() {
 }
 
 // Kill kills the member (SIGKILL: as a crash would) and waits for it.
-func (m *Member) Kill() {
-	if m.cmd == nil {
-		return
-	}
-	_ = m.cmd.Process.Kill()
-	_ = m.cmd.Wait()
-	m.cmd = nil
-}
+func (m *Member) Kill() { m.proc.Stop() }
 
 // Running reports whether the member was not killed.
-func (m *Member) Running() bool { return m.cmd != nil }
+func (m *Member) Running() bool { return m.proc.Running() }
 
 // status is what the gateway's /v3/maintenance/status says of a member.
 type status struct {
@@ -143,35 +107,47 @@ func (m *Member) status(ctx context.Context) (status, error) {
 // returns it; none within bound fails the test.
 func (c *Cluster) Leader(bound time.Duration) *Member {
 	c.t.Helper()
-	deadline := time.Now().Add(bound)
+	var leader *Member
 	var last error
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		ids := map[uint64]*Member{}
-		leaders := map[uint64]bool{}
-		ok := true
-		for _, m := range c.Members {
-			if !m.Running() {
-				continue
-			}
-			st, err := m.status(ctx)
-			if err != nil {
-				ok, last = false, err
-				break
-			}
-			ids[st.Header.MemberID] = m
-			leaders[st.Leader] = true
+	if testutil.EventuallyWithin(bound, func() bool {
+		m, err := c.agreed()
+		if err != nil {
+			last = err
 		}
-		cancel()
-		if ok && len(leaders) == 1 {
-			for id := range leaders {
-				if m := ids[id]; m != nil {
-					return m
-				}
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
+		leader = m
+		return leader != nil
+	}) {
+		return leader
 	}
 	c.t.Fatalf("etcd cluster: no leader agreed on within %v (last error: %v)", bound, last)
 	return nil
+}
+
+// agreed is the leader the running members agree on, if they do and it is
+// among them, or the error of the member that could not say.
+func (c *Cluster) agreed() (*Member, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	ids := map[uint64]*Member{}
+	leaders := map[uint64]bool{}
+	for _, m := range c.Members {
+		if !m.Running() {
+			continue
+		}
+		st, err := m.status(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ids[st.Header.MemberID] = m
+		leaders[st.Leader] = true
+	}
+	if len(leaders) != 1 {
+		return nil, nil
+	}
+	for id := range leaders {
+		if m := ids[id]; m != nil {
+			return m, nil
+		}
+	}
+	return nil, nil
 }

@@ -1,33 +1,25 @@
-// Package etcdtest starts real single-node etcd servers for tests: each on
-// free loopback ports, in a temporary directory, killed (by its own PID)
-// when the test ends.
+// Package etcdtest starts real single-node etcd servers for tests, and
+// clusters: each on free loopback ports, in a temporary directory, killed
+// (by its own PID) when the test ends (servertest runs them).
 package etcdtest
 
 import (
 	"context"
-	"net"
-	"os"
-	"os/exec"
 	"time"
 
 	"github.com/everycli/every/internal/etcd"
+	"github.com/everycli/every/internal/servertest"
 )
 
 // TB is what a Server needs of its test: testing.TB, or testscript's T.
-type TB interface {
-	Helper()
-	Fatalf(format string, args ...any)
-	Skip(args ...any)
-	Cleanup(func())
-	TempDir() string
-}
+type TB = servertest.TB
 
 // Server is one etcd.
 type Server struct {
 	Addr string // 127.0.0.1:port, the client port
 	peer string
 	dir  string
-	cmd  *exec.Cmd
+	proc *servertest.Process // nil until started
 	t    TB
 }
 
@@ -35,34 +27,16 @@ type Server struct {
 // EVERY_REQUIRE_ETCD=1 (as in CI), which makes it fail.
 func Path(t TB) string {
 	t.Helper()
-	path, err := exec.LookPath("etcd")
-	if err != nil {
-		if os.Getenv("EVERY_REQUIRE_ETCD") == "1" {
-			t.Fatalf("etcd not found and EVERY_REQUIRE_ETCD=1: %v", err)
-		}
-		t.Skip("etcd not found in PATH; install it (Debian: etcd-server) to run this test")
-	}
-	return path
-}
-
-// FreeAddr is a loopback address with a port nobody listens on now.
-func FreeAddr(t TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return servertest.Path(t, "etcd", "EVERY_REQUIRE_ETCD", "Debian: etcd-server")
 }
 
 // Start starts a server and waits until it answers.
 func Start(t TB) *Server {
 	t.Helper()
 	Path(t)
-	s := &Server{Addr: FreeAddr(t), peer: FreeAddr(t), dir: t.TempDir(), t: t}
+	addrs := servertest.FreeAddrs(t, 2)
+	s := &Server{Addr: addrs[0], peer: addrs[1], dir: t.TempDir(), t: t}
 	s.Restart()
-	t.Cleanup(s.Stop)
 	return s
 }
 
@@ -87,46 +61,29 @@ func (s *Server) URL(user, password, prefix string) string {
 // stopped, and waits until it answers.
 func (s *Server) Restart() {
 	s.t.Helper()
-	if s.cmd != nil {
+	if s.proc.Running() {
 		return
 	}
 	cu, pu := "http://"+s.Addr, "http://"+s.peer
-	log, err := os.OpenFile(s.dir+"/etcd.log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		s.t.Fatalf("etcd log: %v", err)
-	}
-	defer log.Close()
+	c := readyClient(s.Addr)
+	defer c.Close()
 	// --bcrypt-cost 4, the least etcd takes (10 by default): every
 	// authentication checks the password with bcrypt on the server, and at
 	// cost 10 on a loaded 2-core machine that took over 2s, longer than
 	// every gives it at start-up and far longer than a store call's 500ms,
 	// so a script with -auth failed with "context deadline exceeded". What
 	// is tested is which credentials are taken, not how slowly.
-	cmd := exec.Command(Path(s.t), "--name", "t", "--data-dir", s.dir+"/data",
-		"--listen-client-urls", cu, "--advertise-client-urls", cu,
-		"--listen-peer-urls", pu, "--initial-advertise-peer-urls", pu,
-		"--initial-cluster", "t="+pu, "--unsafe-no-fsync", "--bcrypt-cost", "4")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("start etcd: %v", err)
-	}
-	s.cmd = cmd
-	if err := s.waitReady(30 * time.Second); err != nil {
-		b, _ := os.ReadFile(s.dir + "/etcd.log")
-		s.Stop()
-		s.t.Fatalf("etcd on %s did not answer: %v\n%s", s.Addr, err, b)
-	}
+	s.proc = servertest.Start(s.t, servertest.Command{
+		Name: "etcd on " + s.Addr, Path: Path(s.t), Log: s.dir + "/etcd.log", Ready: ready(c),
+		Args: []string{"--name", "t", "--data-dir", s.dir + "/data",
+			"--listen-client-urls", cu, "--advertise-client-urls", cu,
+			"--listen-peer-urls", pu, "--initial-advertise-peer-urls", pu,
+			"--initial-cluster", "t=" + pu, "--unsafe-no-fsync", "--bcrypt-cost", "4"},
+	})
 }
 
 // Stop kills the server (SIGKILL: as a crash would) and waits for it.
-func (s *Server) Stop() {
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
-	s.cmd = nil
-}
+func (s *Server) Stop() { s.proc.Stop() }
 
 // Client is a client of the server, as root with password if set.
 func (s *Server) Client(password string) *etcd.Client {
@@ -165,20 +122,16 @@ func (s *Server) EnableAuth(password string) {
 	}
 }
 
-func (s *Server) waitReady(bound time.Duration) error {
-	c := etcd.New(etcd.Config{Endpoints: []string{s.Addr}, Timeout: time.Second})
-	defer c.Close()
-	deadline := time.Now().Add(bound)
-	for {
-		// A range answered means a leader was elected: the server is ready
-		// for leases and transactions, not just listening.
+// readyClient is the client that asks an etcd at addr whether it is ready.
+func readyClient(addr string) *etcd.Client {
+	return etcd.New(etcd.Config{Endpoints: []string{addr}, Timeout: time.Second})
+}
+
+// ready is nil once c's etcd answers a range: a leader was elected, and the
+// server is ready for leases and transactions, not just listening.
+func ready(c *etcd.Client) func() error {
+	return func() error {
 		_, err := c.Range(context.Background(), []byte("ready"), nil, 1)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err
 	}
 }

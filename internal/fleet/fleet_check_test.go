@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/everycli/every/internal/testutil"
 	"github.com/everycli/every/internal/ui"
@@ -125,9 +124,8 @@ func TestFleetNotRedisExits73(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(testutil.WaitBound):
+	err, ok := testutil.Receive(done)
+	if !ok {
 		_ = cmd.Process.Kill()
 		<-done
 		t.Fatalf("every still runs after %v: the store was taken as down, not as no Redis; stderr:\n%s", testutil.WaitBound, &stderr)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/everycli/every/internal/etcd"
+	"github.com/everycli/every/internal/testutil"
 )
 
 // redisErr is an error as Redis answers it.
@@ -90,10 +91,8 @@ func TestBeatStopNotHeldUpByAStuckCall(t *testing.T) {
 	<-inCall
 	returned := make(chan struct{})
 	go func() { stop(); close(returned) }()
-	select {
-	case <-returned:
-	case <-time.After(5 * time.Second):
-		t.Fatal("stop waited for the stuck call (5s and more)")
+	if _, ok := testutil.Receive(returned); !ok {
+		t.Fatalf("stop waited for the stuck call (%v and more)", testutil.WaitBound)
 	}
 	if left {
 		t.Error("leave ran though a beat was still in flight")

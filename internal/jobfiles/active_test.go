@@ -88,9 +88,7 @@ func startHolder(t *testing.T, path string, childPid string) holder {
 func (h holder) kill(t *testing.T) {
 	t.Helper()
 	_ = h.cmd.Process.Signal(syscall.SIGKILL)
-	select {
-	case <-h.done:
-	case <-time.After(testutil.WaitBound):
+	if _, ok := testutil.Receive(h.done); !ok {
 		t.Errorf("holder %d not reaped within %v", h.cmd.Process.Pid, testutil.WaitBound)
 	}
 }

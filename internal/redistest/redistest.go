@@ -1,17 +1,18 @@
 // Package redistest starts real redis-server processes for tests: each on a
-// free loopback port, in a temporary directory, gone when the test ends.
+// free loopback port, in a temporary directory, gone when the test ends
+// (servertest runs them).
 package redistest
 
 import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/everycli/every/internal/servertest"
 )
 
 // quiet silences go-redis's own log lines, which would only clutter the
@@ -24,20 +25,14 @@ type discard struct{}
 func (discard) Printf(context.Context, string, ...any) {}
 
 // TB is what a Server needs of its test: testing.TB, or testscript's T.
-type TB interface {
-	Helper()
-	Fatalf(format string, args ...any)
-	Skip(args ...any)
-	Cleanup(func())
-	TempDir() string
-}
+type TB = servertest.TB
 
 // Server is one redis-server.
 type Server struct {
 	Addr string // 127.0.0.1:port
 	args []string
 	dir  string
-	cmd  *exec.Cmd
+	proc *servertest.Process // nil until started
 	t    TB
 }
 
@@ -46,14 +41,7 @@ type Server struct {
 func Path(t TB) string {
 	quiet()
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("EVERY_REQUIRE_REDIS") == "1" {
-			t.Fatalf("redis-server not found and EVERY_REQUIRE_REDIS=1: %v", err)
-		}
-		t.Skip("redis-server not found in PATH; install it (Debian: redis-server) to run this test")
-	}
-	return path
+	return servertest.Path(t, "redis-server", "EVERY_REQUIRE_REDIS", "Debian: redis-server")
 }
 
 // Start starts a server with extra arguments (such as "--requirepass", "x").
@@ -61,15 +49,8 @@ func Start(t TB, args ...string) *Server {
 	quiet()
 	t.Helper()
 	Path(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	s := &Server{Addr: addr, args: args, dir: t.TempDir(), t: t}
+	s := &Server{Addr: servertest.FreeAddrs(t, 1)[0], args: args, dir: t.TempDir(), t: t}
 	s.Restart()
-	t.Cleanup(s.Stop)
 	return s
 }
 
@@ -91,32 +72,19 @@ func (s *Server) URL(password string) string {
 // waits until it answers.
 func (s *Server) Restart() {
 	s.t.Helper()
-	if s.cmd != nil {
+	if s.proc.Running() {
 		return
 	}
+	log := s.dir + "/redis.log"
 	args := append([]string{"--port", s.Port(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", s.dir, "--logfile", s.dir + "/redis.log"}, s.args...)
-	cmd := exec.Command(Path(s.t), args...)
-	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("start redis-server: %v", err)
-	}
-	s.cmd = cmd
-	if err := s.waitReady(10 * time.Second); err != nil {
-		log, _ := os.ReadFile(s.dir + "/redis.log")
-		s.Stop()
-		s.t.Fatalf("redis-server on %s did not answer: %v\n%s", s.Addr, err, log)
-	}
+		"--dir", s.dir, "--logfile", log}, s.args...)
+	s.proc = servertest.Start(s.t, servertest.Command{
+		Name: "redis-server on " + s.Addr, Path: Path(s.t), Args: args, Log: log, Ready: s.ping,
+	})
 }
 
 // Stop kills the server (SIGKILL: as a crash would) and waits for it.
-func (s *Server) Stop() {
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
-	s.cmd = nil
-}
+func (s *Server) Stop() { s.proc.Stop() }
 
 // Client returns a client for the server, closed with the test.
 func (s *Server) Client(password string) *redis.Client {
@@ -125,27 +93,18 @@ func (s *Server) Client(password string) *redis.Client {
 	return c
 }
 
-func (s *Server) waitReady(bound time.Duration) error {
-	deadline := time.Now().Add(bound)
-	for {
-		conn, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond)
-		if err == nil {
-			// A reply of any kind (PONG, or NOAUTH with requirepass) means ready.
-			fmt.Fprintf(conn, "PING\r\n")
-			conn.SetReadDeadline(time.Now().Add(time.Second))
-			buf := make([]byte, 64)
-			n, rerr := conn.Read(buf)
-			conn.Close()
-			if rerr == nil && n > 0 {
-				return nil
-			}
-			err = rerr
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(10 * time.Millisecond)
+// ping is nil once the server answers a PING: a reply of any kind (PONG,
+// or NOAUTH with requirepass) means ready.
+func (s *Server) ping() error {
+	conn, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond)
+	if err != nil {
+		return err
 	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "PING\r\n")
+	conn.SetReadDeadline(time.Now().Add(time.Second))
+	_, err = conn.Read(make([]byte, 64))
+	return err
 }
 
 // Do runs one command (for scripts: DEL a key, and the like).

@@ -147,9 +147,7 @@ func earlySignal(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("every ended (%v) on SIG%s sent while it started; its stderr:\n%s", werr, args[0], stderr.String())
 	}
 	ts.Check(cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case <-exited:
-	case <-time.After(testutil.WaitBound):
+	if _, ok := testutil.Receive(exited); !ok {
 		ts.Fatalf("every did not end within %v of SIGTERM", testutil.WaitBound)
 	}
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)

@@ -48,9 +48,9 @@ func killRuns(ts *testscript.TestScript, neg bool, args []string) {
 		killed := make(chan struct{})
 		go func(was int64) {
 			defer close(killed)
-			for deadline := time.Now().Add(testutil.WaitBound); size() == was && time.Now().Before(deadline); {
-				time.Sleep(time.Millisecond)
-			}
+			// Killed all the same should no run start in time: the clean
+			// run and the record's check below tell what went wrong.
+			testutil.Eventually(func() bool { return size() != was })
 			time.Sleep(after)
 			_ = cmd.Process.Kill()
 		}(size())
@@ -65,10 +65,16 @@ func killRuns(ts *testscript.TestScript, neg bool, args []string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		ts.Fatalf("clean run after the kills: %v\n%s", err, out)
 	}
-	// The jobs of killed every's run on: their lines come within moments.
-	for was, deadline := int64(-1), time.Now().Add(testutil.WaitBound); size() != was && time.Now().Before(deadline); {
-		was = size()
-		time.Sleep(200 * time.Millisecond)
+	// The jobs of killed every's run on: their lines come within moments,
+	// taken as over once the file has not grown for 200ms.
+	was, since := size(), time.Now()
+	if !testutil.Eventually(func() bool {
+		if s := size(); s != was {
+			was, since = s, time.Now()
+		}
+		return time.Since(since) >= 200*time.Millisecond
+	}) {
+		ts.Fatalf("the jobs of the killed every's still write %v after the clean run", testutil.WaitBound)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "k.json"))
 	ts.Check(err)

@@ -80,9 +80,7 @@ func partitionOnce(ts *testscript.TestScript, every, store, redisAddr, dir strin
 		return cmd, &stderr, done
 	}
 	wait := func(who string, done <-chan error) {
-		select {
-		case <-done:
-		case <-time.After(testutil.WaitBound):
+		if _, ok := testutil.Receive(done); !ok {
 			ts.Fatalf("run %d: %s did not end within %v", i, who, testutil.WaitBound)
 		}
 	}

@@ -89,12 +89,11 @@ func storedown(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			_, _ = io.Copy(io.Discard, stderr)
 		}()
-		select {
-		case t := <-skipped:
-			firsts = append(firsts, t.Sub(started)-startup)
-		case <-time.After(testutil.WaitBound):
+		at, ok := testutil.Receive(skipped)
+		if !ok {
 			ts.Fatalf("run %d: no skip reason=store within %v", i, testutil.WaitBound)
 		}
+		firsts = append(firsts, at.Sub(started)-startup)
 		// The next slot comes within 100ms of the skip, and a black hole
 		// keeps its lock call waiting 500ms: from 150 to 450ms after the
 		// skip, the signal lands while that call is in flight.
@@ -103,14 +102,13 @@ func storedown(ts *testscript.TestScript, neg bool, args []string) {
 		sent := time.Now()
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			stops = append(stops, time.Since(sent))
-			if cmd.ProcessState == nil {
-				ts.Fatalf("run %d: waiting for every: %v", i, err)
-			}
-		case <-time.After(testutil.WaitBound):
+		err, ok = testutil.Receive(done)
+		if !ok {
 			ts.Fatalf("run %d: every still runs %v after SIGTERM", i, testutil.WaitBound)
+		}
+		stops = append(stops, time.Since(sent))
+		if cmd.ProcessState == nil {
+			ts.Fatalf("run %d: waiting for every: %v", i, err)
 		}
 		if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
 			ts.Fatalf("run %d: every ended with %v, want killed by SIGTERM\n%s", i, cmd.ProcessState, log.String())
