@@ -17,15 +17,11 @@ import (
 // time it arrived.
 func waitFire(t *testing.T, c <-chan bool) (bool, time.Time) {
 	t.Helper()
-	bound := time.NewTimer(waitBound)
-	defer bound.Stop()
-	select {
-	case v := <-c:
-		return v, time.Now()
-	case <-bound.C:
+	v, ok := testutil.Receive(c)
+	if !ok {
 		t.Fatalf("no wake-up within %v", waitBound)
-		return false, time.Time{}
 	}
+	return v, time.Now()
 }
 
 // A wake-up on the wall clock comes with false, and never before its time;

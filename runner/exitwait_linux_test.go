@@ -5,7 +5,8 @@ package runner
 import (
 	"os/exec"
 	"testing"
-	"time"
+
+	"github.com/everycli/every/internal/testutil"
 )
 
 // A registered child's exit is told by the reaper, from the SIGCHLD it gets,
@@ -30,9 +31,7 @@ func TestAwaitExitFromSIGCHLD(t *testing.T) {
 	}
 	await := func(cmd *exec.Cmd) {
 		t.Helper()
-		select {
-		case <-procs.exited(cmd.Process.Pid):
-		case <-time.After(waitBound):
+		if _, ok := testutil.Receive(procs.exited(cmd.Process.Pid)); !ok {
 			t.Fatalf("the exit of child %d was not told within %s", cmd.Process.Pid, waitBound)
 		}
 	}

@@ -68,13 +68,11 @@ func execBackground(t *testing.T, tail *Tail, hold bool, argv ...string) (<-chan
 
 func awaitResult(t *testing.T, done <-chan Result, log *syncWriter) Result {
 	t.Helper()
-	select {
-	case r := <-done:
-		return r
-	case <-time.After(waitBound):
+	r, ok := testutil.Receive(done)
+	if !ok {
 		t.Fatalf("Exec did not return within %v; log:\n%s", waitBound, log)
-		return Result{}
 	}
+	return r
 }
 
 // until waits, at most waitBound, for cond.

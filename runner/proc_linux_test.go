@@ -240,10 +240,8 @@ func TestExecKillsEscapees(t *testing.T) {
 			} else {
 				cancel()
 			}
-			var r Result
-			select {
-			case r = <-done:
-			case <-time.After(waitBound):
+			r, ok := testutil.Receive(done)
+			if !ok {
 				t.Fatalf("Exec did not return within %v; log:\n%s", waitBound, log)
 			}
 			took := time.Since(t0)
@@ -310,9 +308,7 @@ func TestExecKillAfterZero(t *testing.T) {
 	// Ending it is the test's business: a second stop signal kills at once.
 	forward <- syscall.SIGTERM
 	forward <- syscall.SIGTERM
-	select {
-	case <-done:
-	case <-time.After(waitBound):
+	if _, ok := testutil.Receive(done); !ok {
 		t.Fatalf("Exec did not return after a second stop signal; log:\n%s", log)
 	}
 	if _, err := statOf(pid); !errors.Is(err, os.ErrNotExist) {

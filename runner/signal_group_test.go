@@ -33,13 +33,12 @@ func TestExecSignalReachesTheWholeGroup(t *testing.T) {
 		t.Fatalf("the grandchild did not start within %v", testutil.WaitBound)
 	}
 	cancel() // as a timeout does
-	select {
-	case r := <-done:
-		if r.Outcome != Timeout {
-			t.Errorf("outcome %s, want %s", r.Outcome, Timeout)
-		}
-	case <-time.After(testutil.WaitBound):
+	r, ok := testutil.Receive(done)
+	if !ok {
 		t.Fatalf("Exec did not return within %v", testutil.WaitBound)
+	}
+	if r.Outcome != Timeout {
+		t.Errorf("outcome %s, want %s", r.Outcome, Timeout)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "term")); err != nil {
 		t.Fatalf("the grandchild never saw SIGTERM (%v): the signal went to the leader alone", err)

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/everycli/every/internal/testutil"
 )
 
 // The watchdog darwin relies on for the parent-death guarantee is plain
@@ -74,12 +75,10 @@ func TestWatchdogKillsGroupWhenEveryDies(t *testing.T) {
 	// Had the signals ended the watchdog, nothing would kill the command
 	// below: the wait for its SIGKILL is what shows the watchdog survived.
 	d.w.Close() // every dies: the kernel closes its descriptors
-	select {
-	case <-waited:
-		waited <- nil // for the cleanup
-	case <-time.After(waitBound):
+	if _, ok := testutil.Receive(waited); !ok {
 		t.Fatalf("the command was not killed within %v of every's death", waitBound)
 	}
+	waited <- nil // for the cleanup
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Errorf("command ended by %v, want SIGKILL", cmd.ProcessState)
 	}
