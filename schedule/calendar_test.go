@@ -228,7 +228,7 @@ func TestParseInvalid(t *testing.T) {
 		{"", Options{}, "", ""},
 		{"   ", Options{}, "", ""},
 		{"* * * *", Options{}, "field", "4"},
-		{"0 0 0 1 1 * 2026", Options{}, "field", "7"},
+		{"0 0 0 1 1 * 2026 *", Options{}, "field", "8"},
 		{"61 * * * *", Options{}, "minute", "61"},
 		{"* 24 * * *", Options{}, "hour", "24"},
 		{"* * 0 * *", Options{}, "day-of-month", "0"},
@@ -310,10 +310,11 @@ func TestParseHints(t *testing.T) {
 		// A value never starts with a minus.
 		{"-1 * * * *", `minute: "-1": values are 0-59, never negative`},
 		{"0 -5 * * *", `hour: "-5": values are 0-23, never negative`},
-		// A sixth field of years: 6 fields are seconds first.
-		{"0 0 1 1 * 2027", `day-of-week: "2027" is not a day of the week (0-7 or sun-sat): 6 fields put seconds first (second minute hour day-of-month month day-of-week), and there is no year field; leave the year out`},
+		// A sixth field of years: 6 fields are seconds first; years come
+		// seventh, after the seconds.
+		{"0 0 1 1 * 2027", `day-of-week: "2027" is not a day of the week (0-7 or sun-sat): 6 fields put seconds first (second minute hour day-of-month month day-of-week); a year comes only seventh, after them: for a minute first, write "0 0 0 1 1 * 2027"`},
 		{"30 2 15 6 * 2026-2030", `"2026-2030" is not a day of the week (0-7 or sun-sat): 6 fields put seconds first`},
-		{"0 0 1 1 * 2027,2028", `and there is no year field`},
+		{"0 0 1 1 * 2027,2028", `write "0 0 0 1 1 * 2027,2028"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
