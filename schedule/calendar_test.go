@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -323,6 +324,16 @@ func TestParseHints(t *testing.T) {
 				t.Errorf("Parse(%q) error = %v, want one containing %q", tc.in, err, tc.want)
 			}
 		})
+	}
+	// The 7 fields the hint writes parse.
+	for _, in := range []string{"0 0 1 1 * 2027", "30 2 15 6 * 2026-2030", "0 0 1 1 * 2027,2028"} {
+		_, err := Parse(in, Options{Zone: time.UTC})
+		_, fix, _ := strings.Cut(fmt.Sprint(err), "write ")
+		if fix, err := strconv.Unquote(strings.TrimSuffix(fix, " ")); err != nil || len(strings.Fields(fix)) != 7 {
+			t.Errorf("Parse(%q): the hint's 7 fields %q are not quoted (%v)", in, fix, err)
+		} else if _, err := Parse(fix, Options{Zone: time.UTC}); err != nil {
+			t.Errorf("Parse(%q): the hint's 7 fields %q do not parse: %v", in, fix, err)
+		}
 	}
 	// A day of the week out of range that is no year keeps the plain message.
 	if _, err := Parse("0 0 1 1 * 8", Options{}); err == nil || strings.Contains(err.Error(), "year") {

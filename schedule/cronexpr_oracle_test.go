@@ -523,9 +523,10 @@ func TestExtensionDays(t *testing.T) {
 	}
 }
 
-// TestOracleExtensionsDST compares Next with the brute-force oracle of the
-// DST rules (oracle_test.go) for expressions of the extended syntax, in
-// zones with transitions, and checks the laws of Next and Prev there.
+// TestOracleExtensionsDST compares Next and Shift with the brute-force
+// oracle of the DST rules (oracle_test.go) for expressions of the extended
+// syntax, in zones with transitions, and checks the laws of Next and Prev
+// there.
 func TestOracleExtensionsDST(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	rounds := 25
@@ -569,6 +570,9 @@ func TestOracleExtensionsDST(t *testing.T) {
 					t.Errorf("Parse(%q, %s).Next(%s) = %s (%s), want %s", e.text, zn, fmtT(from),
 						fmtT(got), got.In(loc).Format(time.RFC3339), fmtT(want))
 					continue
+				}
+				if sh, want := s.Shift(got), o.shift(got, loc); sh != want {
+					t.Errorf("Parse(%q, %s).Shift(%s) = %v, want %v", e.text, zn, fmtT(got), sh, want)
 				}
 				if got.Year() < 2099 && !s.Prev(from).IsZero() { // a slot before and after: the laws hold
 					checkLaws(t, e.text, zn, s, from, r)
