@@ -136,8 +136,10 @@ func parseCron(fields []string) (c *cron, wildcard bool, err error) {
 		}
 		fields = fields[1:]
 	}
+	year := "*"
 	if n == 7 {
-		if c.years, err = parseYears(fields[5]); err != nil {
+		year = fields[5]
+		if c.years, err = parseYears(year); err != nil {
 			return nil, false, err
 		}
 		fields = fields[:5]
@@ -166,7 +168,7 @@ func parseCron(fields []string) (c *cron, wildcard bool, err error) {
 	c.dowStar = starts(fields[4])
 	const allDays, allWeekdays = 1<<32 - 2, 1<<7 - 1
 	c.everyDay = c.terms == nil && c.dom == allDays && c.dow == allWeekdays
-	if err := c.fires(fields[2], fields[4]); err != nil {
+	if err := c.fires(fields[2], fields[4], year); err != nil {
 		return nil, false, err
 	}
 	wildcard = strings.HasPrefix(fields[0], "*") || strings.HasPrefix(fields[1], "*")
@@ -207,9 +209,9 @@ func parseYears(s string) (*yearSet, error) {
 
 // fires returns an error when no day can ever match: a day of the month
 // that no month of the set has ("0 0 30 2 *", "0 0 30W 2 *"), or no such
-// day in the years of the year field ("0 0 0 29 2 * 2027"). dom and dow
-// are the day fields as written, for the message.
-func (c *cron) fires(dom, dow string) error {
+// day in the years of the year field ("0 0 0 29 2 * 2027"). dom, dow and
+// year are the fields as written, for the message.
+func (c *cron) fires(dom, dow, year string) error {
 	if !c.firesSomeYear() {
 		if c.terms == nil && !c.domStar && c.dowStar {
 			return &cronError{field: domField.name, msg: fmt.Sprintf("never fires: no month of the month field has day %s", setString(c.dom))}
@@ -229,7 +231,7 @@ func (c *cron) fires(dom, dow string) error {
 			}
 		}
 	}
-	return &cronError{field: yearField.name, msg: "never fires: no month of these years has a day that the other fields match"}
+	return &cronError{field: yearField.name, msg: fmt.Sprintf("never fires: no month of the years %q has a day that the other fields match", year)}
 }
 
 // firesSomeYear reports whether a day of some month of the set matches,

@@ -457,6 +457,8 @@ func TestCronexprDiffers(t *testing.T) {
 		{"0 0 1,* * mon", "2026-05-13T10:17:23Z", "2026-05-14T00:00:00Z", "2026-05-18T00:00:00Z"},
 		// '?' in the minute field: refused here.
 		{"? * * * *", "2026-05-13T10:17:23Z", "", "2026-05-13T10:18:00Z"},
+		// @midnight: @daily here, refused there.
+		{"@midnight", "2026-05-13T10:17:23Z", "2026-05-14T00:00:00Z", ""},
 	}
 	for _, tc := range tests {
 		from := at(t, tc.from)

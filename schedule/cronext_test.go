@@ -185,8 +185,8 @@ func TestCronExtensionErrors(t *testing.T) {
 		// Never fires.
 		{"0 0 30W 2 *", []string{"day-of-month", "never fires", `"30W"`}},
 		{"0 0 31W 4,6,9,11 *", []string{"day-of-month", "never fires"}},
-		{"0 0 0 29 2 * 2027", []string{"year", "never fires"}},
-		{"0 0 0 ? 2 5#5 2027-2030", []string{"year", "never fires"}},
+		{"0 0 0 29 2 * 2027", []string{"year", "never fires", `"2027"`}},
+		{"0 0 0 ? 2 5#5 2027-2030", []string{"year", "never fires", `"2027-2030"`}},
 		// Years: 1970-2099, going up.
 		{"0 0 0 * * * 1969", []string{"year", "1969 is out of range 1970-2099"}},
 		{"0 0 0 * * * 2100", []string{"year", "2100 is out of range 1970-2099"}},
