@@ -3,6 +3,7 @@ module github.com/everycli/every
 go 1.26.0
 
 require (
+	github.com/aptible/supercronic v0.2.30
 	github.com/creack/pty v1.1.24
 	github.com/gofrs/flock v0.13.2
 	github.com/prometheus/client_model v0.6.3

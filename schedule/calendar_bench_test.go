@@ -61,3 +61,28 @@ func BenchmarkPrev(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNextExtensions measures one Next of cronexpr's extensions, whose
+// days are worked out once a month the search looks at.
+func BenchmarkNextExtensions(b *testing.B) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, sched := range []string{"0 0 L * *", "0 18 LW * *", "0 9 15W * *", "0 0 * * 5L", "0 0 * * 5#5", "0 0 * feb 5#5", "0 30 9 ? * MON-FRI 2026-2034"} {
+		b.Run(sched, func(b *testing.B) {
+			s, err := Parse(sched, Options{Zone: ny})
+			if err != nil {
+				b.Fatal(err)
+			}
+			start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+			t := start
+			for b.Loop() {
+				t = s.Next(t)
+				if t.Year() > 2033 {
+					t = start
+				}
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -228,7 +229,7 @@ func TestParseInvalid(t *testing.T) {
 		{"", Options{}, "", ""},
 		{"   ", Options{}, "", ""},
 		{"* * * *", Options{}, "field", "4"},
-		{"0 0 0 1 1 * 2026", Options{}, "field", "7"},
+		{"0 0 0 1 1 * 2026 *", Options{}, "field", "8"},
 		{"61 * * * *", Options{}, "minute", "61"},
 		{"* 24 * * *", Options{}, "hour", "24"},
 		{"* * 0 * *", Options{}, "day-of-month", "0"},
@@ -310,10 +311,11 @@ func TestParseHints(t *testing.T) {
 		// A value never starts with a minus.
 		{"-1 * * * *", `minute: "-1": values are 0-59, never negative`},
 		{"0 -5 * * *", `hour: "-5": values are 0-23, never negative`},
-		// A sixth field of years: 6 fields are seconds first.
-		{"0 0 1 1 * 2027", `day-of-week: "2027" is not a day of the week (0-7 or sun-sat): 6 fields put seconds first (second minute hour day-of-month month day-of-week), and there is no year field; leave the year out`},
+		// A sixth field of years: 6 fields are seconds first; years come
+		// seventh, after the seconds.
+		{"0 0 1 1 * 2027", `day-of-week: "2027" is not a day of the week (0-7 or sun-sat): 6 fields put seconds first (second minute hour day-of-month month day-of-week); a year comes only seventh, after them: for a minute first, write "0 0 0 1 1 * 2027"`},
 		{"30 2 15 6 * 2026-2030", `"2026-2030" is not a day of the week (0-7 or sun-sat): 6 fields put seconds first`},
-		{"0 0 1 1 * 2027,2028", `and there is no year field`},
+		{"0 0 1 1 * 2027,2028", `write "0 0 0 1 1 * 2027,2028"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
@@ -322,6 +324,16 @@ func TestParseHints(t *testing.T) {
 				t.Errorf("Parse(%q) error = %v, want one containing %q", tc.in, err, tc.want)
 			}
 		})
+	}
+	// The 7 fields the hint writes parse.
+	for _, in := range []string{"0 0 1 1 * 2027", "30 2 15 6 * 2026-2030", "0 0 1 1 * 2027,2028"} {
+		_, err := Parse(in, Options{Zone: time.UTC})
+		_, fix, _ := strings.Cut(fmt.Sprint(err), "write ")
+		if fix, err := strconv.Unquote(strings.TrimSuffix(fix, " ")); err != nil || len(strings.Fields(fix)) != 7 {
+			t.Errorf("Parse(%q): the hint's 7 fields %q are not quoted (%v)", in, fix, err)
+		} else if _, err := Parse(fix, Options{Zone: time.UTC}); err != nil {
+			t.Errorf("Parse(%q): the hint's 7 fields %q do not parse: %v", in, fix, err)
+		}
 	}
 	// A day of the week out of range that is no year keeps the plain message.
 	if _, err := Parse("0 0 1 1 * 8", Options{}); err == nil || strings.Contains(err.Error(), "year") {

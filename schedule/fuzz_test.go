@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -188,13 +189,23 @@ var cronSeeds = []string{
 	"CRON_TZ= 0 0 * * *", "CRON_TZ=Mars/Olympus * * * * *", "61 * * * *", "*/0 * * * *", "5-1 * * * *",
 	"* * * *", "0 0 0 1 1 * 2026", "", "1,,2 * * * *", "1-2-3 * * * *", "*/5/5 * * * *", "-1 * * * *",
 	"99999999999999999999 * * * *", "0 0 * * 7-7", "0 0 1/100 * *", "15m", "7m", "1d",
+	// cronexpr's extensions (SPEC 16), and their edges.
+	"0 0 L * *", "0 0 LW * *", "0 0 15W * *", "0 0 1W * *", "0 0 31W * *", "0 0 29W 2 *", "0 0 30W 2 *",
+	"0 0 1,L,15W * 5L", "0 0 * * 5L", "0 0 * * 7L", "0 0 * * 5#2", "0 0 * * 5#5", "0 0 * feb 5#5", "0 0 ? * ?",
+	"0 0 12 ? * MON-FRI", "0 9 * January friday", "0 0 L-3 * *", "0 0 * * 5#6", "0 0 * * L", "0 0 ?/2 * *",
+	"*/2 * * * * * *", "0 30 9 ? * MON-FRI *", "0 0 0 1 1 * 2027", "0 0 0 29 2 * 2027", "0 0 0 29 2 * 2028-2040/4",
+	"0 0 0 1 1 * 1969", "0 0 0 1 1 * 2100", "59 59 23 31 12 * 2099", "0 0 0 L 12 * */50", "6~15 * * * *", "~ * * * *",
+	"0 0 0 1 1 * 2027,2026-2030", "CRON_TZ=Europe/Berlin 0 30 2 LW * ? 2026-2030", "0 0 * * 7#1", "0 0 * * sunday#5,7L",
 }
 
 // FuzzParse checks Parse on any string, aligned or not and in a zone with
 // DST: no panic, no hang, and an accepted schedule fires: its first slot
 // after 2001-01-01 is after it and within 28 years (the longest wait of a
 // real expression: "0 0 29 2 */7" is 29 February on a Sunday, 2004 then
-// 2032), and Prev finds it again.
+// 2032; "0 0 * feb 5#5" too), and Prev finds it again. An expression with
+// a year field fires within its years: from the day before the first, by
+// the end of the last. Every field of an accepted expression has the shape
+// of a cron field (IsCronField), by which the jobs file counts them.
 func FuzzParse(f *testing.F) {
 	for _, s := range cronSeeds {
 		f.Add(s, false)
@@ -204,36 +215,103 @@ func FuzzParse(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	f.Fuzz(func(t *testing.T, s string, align bool) { checkParse(t, s, align, ny) })
+}
+
+// checkParse is FuzzParse's check of one schedule, in the zone ny.
+func checkParse(t testing.TB, s string, align bool, ny *time.Location) {
+	t.Helper()
 	from := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, s string, align bool) {
-		start := time.Now()
-		sc, err := Parse(s, Options{Zone: ny, Align: align})
-		if took := time.Since(start); took > parseBound {
-			t.Fatalf("Parse(%q) took %v", s, took)
+	start := time.Now()
+	sc, err := Parse(s, Options{Zone: ny, Align: align})
+	if took := time.Since(start); took > parseBound {
+		t.Fatalf("Parse(%q) took %v", s, took)
+	}
+	if err != nil {
+		if sc != nil {
+			t.Fatalf("Parse(%q) = %v with error %v", s, sc, err)
 		}
-		if err != nil {
-			if sc != nil {
-				t.Fatalf("Parse(%q) = %v with error %v", s, sc, err)
+		if msg := err.Error(); msg == "" || strings.Contains(msg, "\n") {
+			t.Fatalf("Parse(%q): error %q is not one line", s, msg)
+		}
+		return
+	}
+	fields := strings.Fields(s)
+	if len(fields) > 0 && (strings.HasPrefix(fields[0], "CRON_TZ=") || strings.HasPrefix(fields[0], "TZ=")) {
+		fields = fields[1:]
+	}
+	if n := len(fields); n >= 5 && n <= 7 {
+		for _, f := range fields {
+			if !IsCronField(f) {
+				t.Fatalf("Parse(%q) takes the field %q, which has not the shape of one", s, f)
 			}
-			if msg := err.Error(); msg == "" || strings.Contains(msg, "\n") {
-				t.Fatalf("Parse(%q): error %q is not one line", s, msg)
+		}
+	}
+	from, by := from, from.AddDate(28, 0, 1)
+	if c, ok := sc.(*Calendar); ok {
+		if cr, ok := c.set.(*cron); ok && cr.years != nil {
+			first, _ := cr.years.next(firstYear)
+			last, _ := cr.years.prev(lastYear)
+			from = time.Date(first, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, -1)
+			by = time.Date(last+1, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, 1)
+		}
+	}
+	start = time.Now()
+	next := sc.Next(from)
+	prev := sc.Prev(next)
+	if took := time.Since(start); took > parseBound {
+		t.Fatalf("Parse(%q): Next and Prev took %v", s, took)
+	}
+	if !next.After(from) {
+		t.Fatalf("Parse(%q).Next(%v) = %v, not after", s, from, next)
+	}
+	if next.After(by) {
+		t.Fatalf("Parse(%q).Next(%v) = %v: it never fires", s, from, next)
+	}
+	if !prev.Equal(next) {
+		t.Fatalf("Parse(%q).Prev(%v) = %v, want the slot itself", s, next, prev)
+	}
+}
+
+// cronTokens are the pieces TestParseRandomCron makes fields of: the
+// extended syntax, its neighbours and its mistakes.
+var cronTokens = []string{"0", "1", "5", "7", "12", "15", "23", "29", "30", "31", "59", "60", "1970", "2026", "2099", "2100",
+	"*", "?", "-", ",", "/", "#", "~", "L", "l", "W", "w", "LW", "mon", "FRI", "friday", "jan", "December", "sun", "7L", "5#5", "#1", "#5", "x", ""}
+
+// TestParseRandomCron runs FuzzParse's check over random expressions made
+// of the extended syntax's pieces, so that every run of the tests fuzzes a
+// little, the corners of L, W, # and the years above all.
+func TestParseRandomCron(t *testing.T) {
+	ny := zone(t, "America/New_York")
+	r := rand.New(rand.NewPCG(13, 14))
+	n := 20000
+	if testing.Short() {
+		n = 3000
+	}
+	accepted := 0
+	for range n {
+		fields := make([]string, 5+r.IntN(3))
+		for i := range fields {
+			var b strings.Builder
+			for range 1 + r.IntN(3)*r.IntN(3) {
+				b.WriteString(cronTokens[r.IntN(len(cronTokens))])
 			}
-			return
+			fields[i] = b.String()
+			if fields[i] == "" || r.IntN(5) < 3 {
+				fields[i] = "*"
+			}
 		}
-		start = time.Now()
-		next := sc.Next(from)
-		prev := sc.Prev(next)
-		if took := time.Since(start); took > parseBound {
-			t.Fatalf("Parse(%q): Next and Prev took %v", s, took)
+		s := strings.Join(fields, " ")
+		if r.IntN(10) == 0 {
+			s = "CRON_TZ=Europe/Berlin " + s
 		}
-		if !next.After(from) {
-			t.Fatalf("Parse(%q).Next(%v) = %v, not after", s, from, next)
+		checkParse(t, s, false, ny)
+		if _, err := Parse(s, Options{Zone: ny}); err == nil {
+			accepted++
 		}
-		if next.After(from.AddDate(28, 0, 1)) {
-			t.Fatalf("Parse(%q).Next(%v) = %v: it never fires", s, from, next)
-		}
-		if !prev.Equal(next) {
-			t.Fatalf("Parse(%q).Prev(%v) = %v, want the slot itself", s, next, prev)
-		}
-	})
+	}
+	if accepted < n/20 {
+		t.Errorf("only %d of %d random expressions parse: the pieces make too few good ones", accepted, n)
+	}
+	t.Logf("%d of %d random expressions parse", accepted, n)
 }

@@ -85,9 +85,12 @@ func ParseInterval(s string) (time.Duration, error) {
 // differs is a method here.
 type Schedule interface {
 	// Next returns the earliest slot strictly after t: never t itself, so a
-	// loop that waits for Next(last) never runs twice at once.
+	// loop that waits for Next(last) never runs twice at once. A schedule
+	// that fires no more after t (a cron expression whose years are past)
+	// returns a time a century after t.
 	Next(t time.Time) time.Time
-	// Prev returns the latest slot at or before t.
+	// Prev returns the latest slot at or before t; the zero time when there
+	// is none (a cron expression whose years all come after t).
 	Prev(t time.Time) time.Time
 	// String returns the schedule in canonical form.
 	String() string

@@ -35,12 +35,13 @@ const description = `SCHEDULE is a duration: 500ms, 30s, 90s, 1m30s, 2h, 1d. Run
 anchor + k*SCHEDULE, that neither run time nor lateness moves. With --align,
 the grid is on the wall clock: every 15m --align runs at :00 :15 :30 :45.
 SCHEDULE may also be a cron expression, as one argument: "*/5 * * * *",
-6 fields with seconds first, @daily, "CRON_TZ=Europe/Berlin 30 2 * * *";
-every next SCHEDULE shows when it runs. A run that lasts past slots skips
-them; runs never overlap. A duration option D also takes a number of
-seconds (--timeout 60); SCHEDULE does not. Every option also reads
-EVERY_<NAME> from the environment (--kill-after: EVERY_KILL_AFTER); the
-flag wins.`
+@daily, "CRON_TZ=Europe/Berlin 30 2 * * *", 6 fields with seconds first, 7
+with a year last, and supercronic's L, W, # and ? ("0 0 L * *": the last
+day of the month); every next SCHEDULE shows when it runs. A run that
+lasts past slots skips them; runs never overlap. A duration option D also
+takes a number of seconds (--timeout 60); SCHEDULE does not. Every option
+also reads EVERY_<NAME> from the environment (--kill-after:
+EVERY_KILL_AFTER); the flag wins.`
 
 const examples = `   every 90s --retries 5 --name ledger -- ./sync-ledger.sh --full
    every 500ms --timeout 2s -- curl -fsS http://localhost:8080/health
