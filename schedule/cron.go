@@ -69,9 +69,9 @@ type cron struct {
 	everyDay bool
 }
 
-// monthTerms are the terms of the day fields whose days depend on the
-// month: cronexpr's extensions (docs/GUIDE.md, Cron expressions). Their days count as the field's
-// own for the rule of the two day fields.
+// monthTerms are the terms of the day fields whose days depend on the month:
+// cronexpr's extensions (docs/GUIDE.md, Cron expressions). Their days count as
+// the field's own for the rule of the two day fields.
 type monthTerms struct {
 	last        bool     // L in day-of-month: the last day
 	lastWeekday bool     // LW: the last weekday (Monday to Friday)
@@ -119,10 +119,10 @@ type cronError struct {
 
 func (e *cronError) Error() string { return e.field + ": " + e.msg }
 
-// parseCron parses the fields of a cron expression: 5, 6 with seconds
-// first, or 7 with seconds first and a year last (cronexpr's; docs/GUIDE.md, Cron expressions).
-// wildcard says the minute or hour field starts with '*' (cronie's rule for
-// DST: such a job runs at every real instant that matches).
+// parseCron parses the fields of a cron expression: 5, 6 with seconds first, or
+// 7 with seconds first and a year last (cronexpr's; docs/GUIDE.md, Cron
+// expressions). wildcard says the minute or hour field starts with '*'
+// (cronie's rule for DST: such a job runs at every real instant that matches).
 func parseCron(fields []string) (c *cron, wildcard bool, err error) {
 	n := len(fields)
 	if n < 5 || n > 7 {

@@ -15,15 +15,15 @@ type Options struct {
 	Zone  *time.Location // --tz; nil means time.Local. CRON_TZ= or TZ= in the expression wins.
 }
 
-// Parse parses a schedule: a duration ("90s", "1d", "@every 90s"), aligned
-// on the wall clock with Options.Align, or a cron expression of 5 fields, 6
-// with seconds first, or 7 with seconds first and a year last (cronexpr's),
-// or a descriptor (@daily), with an optional CRON_TZ=Zone prefix. A cron
-// expression takes cronexpr's L, W, # and '?' in its day fields and full
-// day and month names (docs/GUIDE.md, Cron expressions); the rest is cronie's.
-// A plain duration is a Grid anchored at the Unix epoch; the loop puts it on
-// its own anchor. Its Recorded text is s, and, but for a plain duration
-// (which --tz moves no slot of), " --align" and " --tz ZONE" when given.
+// Parse parses a schedule: a duration ("90s", "1d", "@every 90s"), aligned on
+// the wall clock with Options.Align, or a cron expression of 5 fields, 6 with
+// seconds first, or 7 with seconds first and a year last (cronexpr's), or a
+// descriptor (@daily), with an optional CRON_TZ=Zone prefix. A cron expression
+// takes cronexpr's L, W, # and '?' in its day fields and full day and month
+// names (docs/GUIDE.md, Cron expressions); the rest is cronie's. A plain
+// duration is a Grid anchored at the Unix epoch; the loop puts it on its own
+// anchor. Its Recorded text is s, and, but for a plain duration (which --tz
+// moves no slot of), " --align" and " --tz ZONE" when given.
 func Parse(s string, o Options) (Schedule, error) {
 	sched, err := parse(s, o)
 	switch sched := sched.(type) {

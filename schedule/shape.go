@@ -3,12 +3,12 @@ package schedule
 import "strings"
 
 // IsCronField reports whether word has the shape of one field of a cron
-// expression: digits, '*', '?', ',', '-', '/' and '#', month and weekday
-// names (short or full, any case), and cronexpr's L and W (L, LW, 15W, 5L,
-// friL). It says nothing of whether the field is valid ("99" has the shape
-// of a minute, "L-3" of a day of the month): it is how the jobs file counts
-// the time fields of a crontab line (docs/GUIDE.md, Cron expressions), and every word Parse takes
-// as a field has it. cronie's random values ("6~15") do not have it.
+// expression: digits, '*', '?', ',', '-', '/' and '#', month and weekday names
+// (short or full, any case), and cronexpr's L and W (L, LW, 15W, 5L, friL). It
+// says nothing of whether the field is valid ("99" has the shape of a minute,
+// "L-3" of a day of the month): it is how the jobs file counts the time fields
+// of a crontab line (docs/GUIDE.md, Cron expressions), and every word Parse
+// takes as a field has it. cronie's random values ("6~15") do not have it.
 func IsCronField(word string) bool {
 	something := false // a value, not only punctuation
 	for i := 0; i < len(word); {
