@@ -122,7 +122,9 @@ func oneShot(in StartInput, s Start) Start {
 	next, prev := g.Next(from), g.Prev(from)
 	s.Runs = nil
 	switch rec := in.Record; {
-	case next.Sub(from) <= nearSlot(next.Sub(prev)):
+	case prev.IsZero() || next.Sub(from) <= nearSlot(next.Sub(prev)):
+		// No slot yet (a cron expression whose years are to come): it
+		// waits for its first, as a loop does.
 		s.Due = next
 	case !fresh && !(rec.Running && !in.Interrupted) && ranAlready(rec, in.Interrupted, prev, in.Now, g):
 		s.Due, s.Done, s.Ran = next, true, prev

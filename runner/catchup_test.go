@@ -260,3 +260,35 @@ func TestPlanStartOneShot(t *testing.T) {
 		})
 	}
 }
+
+// A one-shot of a cron expression whose years are to come has no slot
+// before now: it waits for its first, as a loop does, and never runs for a
+// slot of the year 1.
+func TestPlanStartOneShotBeforeTheFirstYear(t *testing.T) {
+	s, err := schedule.Parse("0 0 0 1 1 * 2030", schedule.Options{Zone: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	first := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	got := PlanStart(StartInput{Schedule: s, Now: now, Policy: CatchUpOnce, OneShot: true})
+	if !got.Due.Equal(first) || !got.At.IsZero() || len(got.Runs) != 0 || got.Done {
+		t.Fatalf("PlanStart = %+v, want to wait for %v", got, first)
+	}
+}
+
+// A run asked for by hand before a cron expression's first year books the
+// moment it was asked for, not a slot of the year 1.
+func TestManualRunBeforeTheFirstYear(t *testing.T) {
+	s, err := schedule.Parse("0 0 0 1 1 * 2030", schedule.Options{Zone: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	cfg := Config{Name: "job", Command: []string{"job"}, Schedule: s, Clock: fixedClock{now}}
+	l := &loop{cfg: cfg, time: newTimeline(cfg.Clock, s)}
+	l.time.setGrid(now)
+	if r := l.book(now, now, true); !r.LastSlot.Equal(now) {
+		t.Fatalf("manual run booked slot %v, want %v", r.LastSlot, now)
+	}
+}

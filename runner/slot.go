@@ -248,7 +248,11 @@ func (l *loop) otherGrid(rec *state.Record) bool {
 // booked; a manual run books the slot it runs in.
 func (l *loop) book(slot, now time.Time, manual bool) state.Record {
 	if manual {
-		slot = l.time.slots.Prev(now)
+		// The slot it runs in; before the first (a cron expression whose
+		// years are to come), the moment it was asked for.
+		if slot = l.time.slots.Prev(now); slot.IsZero() {
+			slot = now
+		}
 	}
 	r := markStart(l.rec.Record, runStart{Name: l.cfg.Name, Command: l.cfg.Command, Schedule: l.cfg.Schedule.Recorded(),
 		Anchor: l.time.label(l.time.anchor), Slot: l.time.label(slot), At: l.time.label(now), Host: l.cfg.Host, PID: l.cfg.PID})

@@ -80,6 +80,15 @@ func (c *Calendar) MinGap(t time.Time) time.Duration { return minGap(c, t) }
 // to wait for ever, and still after t.
 func never(t time.Time) time.Time { return t.AddDate(100, 0, 0) }
 
+// Over reports whether s has no slot after t: a cron expression whose years
+// have all passed. Its last slot, when one is found, is last.
+func Over(s Schedule, t time.Time) (last time.Time, over bool) {
+	if s.Next(t).Before(never(t)) {
+		return time.Time{}, false
+	}
+	return s.Prev(t), true
+}
+
 // maxScan bounds the wall-clock readings one Next or Prev looks at.
 const maxScan = 1 << 20
 

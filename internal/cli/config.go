@@ -22,6 +22,9 @@ const minLockTTL = 100 * time.Millisecond
 func config(c *cli.Context, inv invocation) (job.Settings, error) {
 	o := &options{c: c, given: inv.given}
 	sched, err := o.schedule(inv.schedule)
+	if err == nil {
+		err = comes(inv.schedule, sched, time.Now())
+	}
 	if err != nil {
 		return job.Settings{}, err
 	}

@@ -54,6 +54,9 @@ func nextConfig(c *cli.Context, inv invocation) (NextSettings, error) {
 			return ns, ui.BadFlag("--from", from, "give a time in RFC 3339, such as 2026-03-08T00:00:00-05:00", "or a local time of --tz without the offset, such as 2026-03-08T00:00:00")
 		}
 	}
+	if err := comes(inv.names[0], ns.slots, ns.from); err != nil {
+		return ns, err
+	}
 	// A plain duration starts at once: its grid is anchored at TIME.
 	ns.slots = ns.slots.Anchored(ns.from)
 	return ns, nil

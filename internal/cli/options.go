@@ -219,3 +219,13 @@ func (o *options) schedule(given string) (schedule.Schedule, error) {
 	}
 	return s, nil
 }
+
+// comes refuses a schedule with no slot after t: a cron expression whose
+// years have all passed, which would wait for ever.
+func comes(given string, s schedule.Schedule, t time.Time) error {
+	if last, over := schedule.Over(s, t); over {
+		return ui.Usagef("bad schedule %q: it has no slot after %s, its years are past (its last was %s); give a year to come, or leave the year field out",
+			given, t.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
