@@ -184,7 +184,7 @@ func isOption(a string) bool {
 }
 
 // isCronField reports whether s is one field of a cron expression: a list
-// of '*', numbers and names, ranges, steps. Written out rather than a
+// of '*', '?', numbers and names, ranges, steps, and cronexpr's day terms. Written out rather than a
 // regular expression: every start asks it of its schedule, and compiling
 // the expression cost more than the rest of the argument parsing.
 func isCronField(s string) bool {
@@ -196,29 +196,54 @@ func isCronField(s string) bool {
 	return true
 }
 
-// isCronPart reports whether s is '*', a value or a range of two, with an
-// optional step: "*", "5", "mon-fri", "1-30/5", "*/10".
+// isCronPart reports whether s is '*', '?', a value or a range of two, with
+// an optional step ("*", "5", "mon-fri", "1-30/5", "*/10"), or one of
+// cronexpr's day terms: L, LW, 15W, 5L, 5#2.
 func isCronPart(s string) bool {
+	if isCronDayTerm(s) {
+		return true
+	}
 	if base, step, ok := strings.Cut(s, "/"); ok {
 		if !isDigits(step) {
 			return false
 		}
 		s = base
 	}
-	if s == "*" {
+	if s == "*" || s == "?" {
 		return true
 	}
 	from, to, isRange := strings.Cut(s, "-")
 	return isCronValue(from) && (!isRange || isCronValue(to))
 }
 
+// isCronDayTerm reports whether s is one of cronexpr's day terms: L or LW
+// (the last day, the last weekday), 15W (the weekday nearest the 15th), 5L
+// (the last Friday), 5#2 (the second Friday), any case.
+func isCronDayTerm(s string) bool {
+	if strings.EqualFold(s, "L") || strings.EqualFold(s, "LW") {
+		return true
+	}
+	if v, n, ok := strings.Cut(s, "#"); ok {
+		return isCronValue(v) && isDigits(n)
+	}
+	if n := len(s); n > 1 && (s[n-1] == 'W' || s[n-1] == 'w') {
+		return isDigits(s[:n-1])
+	}
+	if n := len(s); n > 1 && (s[n-1] == 'L' || s[n-1] == 'l') {
+		return isCronValue(s[:n-1])
+	}
+	return false
+}
+
 // isCronValue reports whether s is a number or the name of a month or a
-// weekday (three letters, any case, as Unicode folds it).
+// weekday (three letters or in full, any case, as Unicode folds it).
 func isCronValue(s string) bool {
 	if isDigits(s) {
 		return true
 	}
-	const names = "jan feb mar apr may jun jul aug sep oct nov dec sun mon tue wed thu fri sat"
+	const names = "jan feb mar apr may jun jul aug sep oct nov dec sun mon tue wed thu fri sat " +
+		"january february march april june july august september october november december " +
+		"sunday monday tuesday wednesday thursday friday saturday"
 	for name := range strings.FieldsSeq(names) {
 		if strings.EqualFold(s, name) {
 			return true
@@ -268,8 +293,8 @@ func dirNames() []string {
 // names of the directory the shell put in its place (names: all of them,
 // hidden ones too). It returns the expression, quoted as it should have
 // been, and whether a '*' had become file names. An expression is 5 fields,
-// or 6 with seconds first: where the words go on after 5, the 6-field
-// reading wins if it parses, unless its sixth is the single name of a
+// 6 with seconds first, or 7 with a year last: where the words go on after
+// 5, the longest reading wins if it parses, unless its sixth is the single name of a
 // directory of one file (most likely the command, as in every 0 2 * * 0
 // job.sh).
 func unquotedCron(args, names []string) (expr string, globbed bool, ok bool) {
@@ -302,6 +327,14 @@ func unquotedCron(args, names []string) (expr string, globbed bool, ok bool) {
 		ended := len(fields) == 6 && len(args) > 0 && (args[0] == "--" || isOption(args[0]))
 		if globs[5] == 1 && !ended && parses(5) {
 			n = 5
+		}
+	}
+	if len(fields) == 7 && parses(7) {
+		// Seconds first and a year last, unless the seventh is the single
+		// name of a directory of one file (the command).
+		ended := len(args) > 0 && (args[0] == "--" || isOption(args[0]))
+		if globs[6] != 1 || ended || n < 6 {
+			n = 7
 		}
 	}
 	for _, k := range globs[:n] {

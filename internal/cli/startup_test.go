@@ -37,7 +37,18 @@ func TestIsCronField(t *testing.T) {
 		{",1", false},
 		{"1//2", false},
 		{"1-2-3", false},
-		{"monday", false},
+		{"monday", true},
+		{"L", true},
+		{"lw", true},
+		{"15W", true},
+		{"5L", true},
+		{"friL", true},
+		{"5#2", true},
+		{"?", true},
+		{"L-3", false},
+		{"#2", false},
+		{"W", false},
+		{"5~15", false},
 		{"mo", false},
 		{"5 * * * *", false},
 		{"CRON_TZ=UTC", false},
@@ -51,13 +62,17 @@ func TestIsCronField(t *testing.T) {
 // cronFieldRE is the regular expression isCronField replaced: the two must
 // agree on every input.
 var cronFieldRE = func() *regexp.Regexp {
-	const value = `(?:[0-9]+|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|sun|mon|tue|wed|thu|fri|sat))`
-	const part = `(?:\*|` + value + `(?:-` + value + `)?)(?:/[0-9]+)?`
+	const value = `(?:[0-9]+|(?i:january|february|march|april|june|july|august|september|october|november|december|` +
+		`sunday|monday|tuesday|wednesday|thursday|friday|saturday|` +
+		`jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|sun|mon|tue|wed|thu|fri|sat))`
+	const day = `(?i:l|lw|[0-9]+w|` + value + `l|` + value + `#[0-9]+)`
+	const part = `(?:` + day + `|(?:\*|\?|` + value + `(?:-` + value + `)?)(?:/[0-9]+)?)`
 	return regexp.MustCompile(`^` + part + `(?:,` + part + `)*$`)
 }()
 
 func FuzzIsCronField(f *testing.F) {
-	for _, s := range []string{"*", "*/5", "1-5/2", "mon-fri", "JAN,feb", "1h", "", "1,,2", "ſun", "5-sat/3", "\u212a"} {
+	for _, s := range []string{"*", "*/5", "1-5/2", "mon-fri", "JAN,feb", "1h", "", "1,,2", "ſun", "5-sat/3", "\u212a",
+		"L", "lW", "15w", "friL", "5#2", "?/2", "monday-friday", "1,L"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
