@@ -146,6 +146,7 @@ func Exec(ctx context.Context, a Attempt) Result {
 
 	sv := &supervisor{a: a, cmd: cmd, pgid: pgid, esc: esc, outcome: Success, warn: warn}
 	res := sv.supervise(ctx, waited)
+	esc.done()
 	if out != nil {
 		// The tree is dead and swept: the pipes' ends come at once, but for
 		// what is still in them.

@@ -216,6 +216,9 @@ type escapees struct {
 	escaped map[int]bool
 }
 
+// done is nothing here: a subtree is the attempt's own, whatever else runs.
+func (*escapees) done() {}
+
 // signal sends sig to each escapee that is every's child and has not had it
 // yet (SIGKILL: to the whole subtree), and reaps those that ended. It
 // returns how many of the subtree are still alive.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -32,7 +33,7 @@ import (
 // unrelated process.
 
 // procs is the process's one reaper: children and subreaping are per process.
-var procs = &reaper{ours: map[int]chan struct{}{}}
+var procs = &reaper{ours: map[int]chan struct{}{}, running: map[*escapees]bool{}, owner: map[procKey]*escapees{}}
 
 // reaper tracks every's children and reaps the orphans it inherits.
 type reaper struct {
@@ -43,6 +44,14 @@ type reaper struct {
 	// ours are the children an exec.Cmd waits for, each with the channel
 	// closed once the child is seen to have exited (nil after that).
 	ours map[int]chan struct{}
+	// running are the attempts whose commands run, from their start to the
+	// end of their sweep: the candidates an orphan is attributed to when
+	// several jobs run in one process (see owns).
+	running map[*escapees]bool
+	// owner is the attempt each orphan was found to be of, while it runs:
+	// an orphan keeps its owner once found, even once it is dying and
+	// its environment is gone.
+	owner map[procKey]*escapees
 	// ownProc says whether /proc is that of every's PID namespace: the pids
 	// it lists are every's to signal. Not so after unshare --pid without
 	// --mount-proc: escapees are then out of reach (orphans are still reaped).
@@ -90,11 +99,27 @@ func (r *reaper) start(cmd *exec.Cmd) (*escapees, error) {
 		}
 		e.before[k] = true
 	})
+	e.name, e.run = environValue(cmd.Env, "EVERY_NAME"), environValue(cmd.Env, "EVERY_RUN")
+	e.since = bootTicks()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	r.ours[cmd.Process.Pid] = make(chan struct{})
+	r.running[e] = true
 	return e, nil
+}
+
+// done takes the attempt off the candidates for orphans, once its sweep is
+// over.
+func (e *escapees) done() {
+	e.r.mu.Lock()
+	defer e.r.mu.Unlock()
+	delete(e.r.running, e)
+	for k, o := range e.r.owner {
+		if o == e {
+			delete(e.r.owner, k)
+		}
+	}
 }
 
 // forget is called once cmd.Wait has reaped pid. An orphan that ended behind
@@ -367,10 +392,15 @@ func readDirNames(dir string) ([]string, error) {
 // every's unreaped children are signalled: never a pid read elsewhere, which
 // may since have been reused by a process that is none of every's business.
 type escapees struct {
-	r      *reaper
-	pgid   int // the command's process group
-	before map[procKey]bool
-	sent   map[procKey]syscall.Signal
+	r    *reaper
+	pgid int // the command's process group
+	// name and run are the command's EVERY_NAME and EVERY_RUN, which its
+	// descendants inherit; since is when it started, in /proc's clock
+	// ticks after boot (see owns).
+	name, run string
+	since     uint64
+	before    map[procKey]bool
+	sent      map[procKey]syscall.Signal
 	// escaped counts those that had left the group: the others are the
 	// group's members, which the group's signals reach anyway.
 	escaped map[procKey]bool
@@ -386,7 +416,10 @@ func (e *escapees) signal(sig syscall.Signal) (alive int) {
 			return
 		}
 		if st.state == 'Z' {
-			reapPid(k.pid)
+			reapPid(k.pid) // whoever's it was: reaping takes nothing from anyone
+			return
+		}
+		if !e.owns(k, st) {
 			return
 		}
 		alive++
@@ -407,3 +440,103 @@ func (e *escapees) signal(sig syscall.Signal) (alive int) {
 // selfPID is this process's pid, read once: getpid(2) on each run's look
 // for orphans is a system call for a number that never changes.
 var selfPID = os.Getpid()
+
+// owns reports whether orphan k is this attempt's, when several commands
+// run in one process (every jobs) and the orphans new since this one
+// started may be another's; r.mu must be held. Alone, every new orphan is
+// this attempt's, as for a single job. Among several, in this order: its
+// process group names the attempt (a double fork that kept it); its
+// environment's EVERY_NAME and EVERY_RUN do, as every set them for the
+// command and its descendants inherit them (a setsid escapee); else its
+// start time, if exactly one of the commands was running when it started.
+// An orphan none of these gives to one attempt (an escapee that cleared
+// its environment while two jobs ran) is no job's to signal: it is reaped
+// when it ends, as PID 1 reaps any orphan (docs/DESIGN.md, When every
+// dies).
+func (e *escapees) owns(k procKey, st stat) bool {
+	if len(e.r.running) <= 1 {
+		return true
+	}
+	if o, ok := e.r.owner[k]; ok {
+		return o == e
+	}
+	o := e.r.ownerOf(k, st)
+	if o != nil {
+		e.r.owner[k] = o
+	}
+	return o == e
+}
+
+// ownerOf finds the attempt orphan k is of (see owns), nil for none.
+func (r *reaper) ownerOf(k procKey, st stat) *escapees {
+	for o := range r.running {
+		if st.pgrp == o.pgid {
+			return o
+		}
+	}
+	if name, run, ok := r.readEnviron(k.pid); ok {
+		for o := range r.running {
+			if name == o.name && run == o.run {
+				return o
+			}
+		}
+		return nil
+	}
+	var owner *escapees
+	for o := range r.running {
+		if o.since <= k.start+1 { // a tick of slack: the two clocks are read apart
+			if owner != nil {
+				return nil
+			}
+			owner = o
+		}
+	}
+	return owner
+}
+
+// readEnviron returns the EVERY_NAME and EVERY_RUN of pid's environment,
+// as it was when it was executed, and whether it has both; r.mu must be
+// held.
+func (r *reaper) readEnviron(pid int) (name, run string, ok bool) {
+	r.reads++
+	b, err := readFile("/proc/"+strconv.Itoa(pid)+"/environ", r.buf[:0])
+	r.buf = b[:0]
+	if err != nil {
+		return "", "", false
+	}
+	var hasName, hasRun bool
+	for kv := range bytes.SplitSeq(b, []byte{0}) {
+		switch {
+		case bytes.HasPrefix(kv, []byte("EVERY_NAME=")):
+			name, hasName = string(kv[len("EVERY_NAME="):]), true
+		case bytes.HasPrefix(kv, []byte("EVERY_RUN=")):
+			run, hasRun = string(kv[len("EVERY_RUN="):]), true
+		}
+	}
+	return name, run, hasName && hasRun
+}
+
+// environValue returns the value of key in env, the last one given, as a
+// process sees it.
+func environValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// ticksPerSecond is the unit of /proc's start times (USER_HZ, which Linux
+// fixes at 100 for every architecture's user-space ABI).
+const ticksPerSecond = 100
+
+// bootTicks returns the time since boot, CLOCK_BOOTTIME, in /proc's clock
+// ticks: the clock a process's start time in /proc/PID/stat is on.
+func bootTicks() uint64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
+		return 0
+	}
+	return uint64(ts.Nano()) / (1e9 / ticksPerSecond)
+}

@@ -159,6 +159,11 @@ func startEscapee(t *testing.T, ctx context.Context, a Attempt, setup, leader st
 	pidFile := filepath.Join(t.TempDir(), "escapee")
 	log := &syncWriter{}
 	a.Argv = []string{"/bin/sh", "-c", escapeeLeader, pidFile, escapeeLeaf, escapeeMiddle, setup, leader}
+	if a.Env == nil {
+		// As the loop gives them: the tests run in parallel, and an orphan
+		// is told apart from another attempt's by them (see owns).
+		a.Env = append(os.Environ(), "EVERY_NAME="+t.Name(), "EVERY_RUN=1")
+	}
 	a.Logger = slog.New(slog.NewTextHandler(log, nil))
 	done := make(chan Result, 1)
 	go func() { done <- Exec(ctx, a) }()
@@ -443,4 +448,82 @@ func readsNow() int {
 	procs.mu.Lock()
 	defer procs.mu.Unlock()
 	return procs.reads
+}
+
+// Jobs in one process (every jobs): the stop of one kills its own
+// escapees, never another's, though all are every's orphans new since it
+// started. b starts first, then a, then c: a's escapee is born while b
+// runs, so only its environment (EVERY_NAME, EVERY_RUN, which a setsid
+// escapee keeps) tells it is a's; c's is born while a runs, new to a's
+// sweep, and must be spared by it.
+func TestExecKillsOnlyItsOwnEscapees(t *testing.T) {
+	type job struct {
+		pid    int
+		done   <-chan Result
+		log    *syncWriter
+		cancel context.CancelFunc
+	}
+	start := func(name string) job {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		a := Attempt{Signal: syscall.SIGTERM, KillAfter: time.Hour, Env: append(os.Environ(), "EVERY_NAME="+name, "EVERY_RUN=7")}
+		pid, done, log := startEscapee(t, ctx, a, "", "exec sleep 60")
+		return job{pid, done, log, cancel}
+	}
+	stop := func(name string, j job) {
+		t.Helper()
+		j.cancel()
+		if _, ok := testutil.Receive(j.done); !ok {
+			t.Fatalf("job %s's Exec did not return within %v; log:\n%s", name, waitBound, j.log)
+		}
+		if _, err := statOf(j.pid); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("job %s's escapee %d still exists after its stop (%v); log:\n%s", name, j.pid, err, j.log)
+		}
+	}
+	b := start("b")
+	a := start("a")
+	c := start("c")
+	stop("a", a)
+	for name, j := range map[string]job{"b": b, "c": c} {
+		if !alive(j.pid) {
+			t.Fatalf("job %s's escapee %d was killed by job a's stop; log:\n%s", name, j.pid, a.log)
+		}
+	}
+	stop("c", c)
+	stop("b", b)
+}
+
+// The attribution of orphans among attempts running at once: by process
+// group, by the environment every gave, by start time when one attempt
+// alone was running then, and to none when that is all there is to go by
+// and two were.
+func TestOwnerOf(t *testing.T) {
+	procs.enable()
+	procs.mu.Lock()
+	defer procs.mu.Unlock()
+	a := &escapees{r: procs, pgid: 1 << 30, name: "a", run: "1", since: 100}
+	b := &escapees{r: procs, pgid: 1<<30 + 1, name: "b", run: "1", since: 200}
+	saved := procs.running
+	procs.running = map[*escapees]bool{a: true, b: true}
+	defer func() { procs.running = saved }()
+	self := procKey{pid: os.Getpid(), start: 150} // this test binary: no EVERY_NAME
+	if os.Getenv("EVERY_NAME") != "" {
+		t.Skip("the test binary's environment names a job")
+	}
+	for _, tt := range []struct {
+		name string
+		k    procKey
+		st   stat
+		want *escapees
+	}{
+		{"a's group", self, stat{pgrp: a.pgid}, a},
+		{"b's group", self, stat{pgrp: b.pgid}, b},
+		{"started while a alone ran", procKey{pid: self.pid, start: 150}, stat{pgrp: 1}, a},
+		{"started while both ran", procKey{pid: self.pid, start: 250}, stat{pgrp: 1}, nil},
+		{"a tick before b: still a's alone", procKey{pid: self.pid, start: 198}, stat{pgrp: 1}, a},
+	} {
+		if got := procs.ownerOf(tt.k, tt.st); got != tt.want {
+			t.Errorf("%s: owner %p, want %p (a %p, b %p)", tt.name, got, tt.want, a, b)
+		}
+	}
 }

@@ -11,6 +11,7 @@ type escapees struct{ pgid int }
 
 func (*escapees) signal(syscall.Signal) int    { return 0 }
 func (*escapees) kill() (escaped, survive int) { return 0, 0 }
+func (*escapees) done()                        {}
 
 // sysProcAttr puts the command in a process group of its own.
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
