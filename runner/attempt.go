@@ -95,6 +95,7 @@ func (l *loop) attempt(ctx context.Context, p runPlan, k int) (Result, os.Signal
 		Kill:      lease.Expiring(),
 		Logger:    l.log,
 		Output:    p.tail,
+		Lines:     l.cfg.Lines,
 		Hold:      l.cfg.QuietSuccess,
 		Lock:      lock.Inherited(lease),
 		guard:     l.runGuard(),

@@ -46,9 +46,13 @@ type Config struct {
 	// them); then stdout and stderr go through pipes. Otherwise the command
 	// writes to every's own descriptors.
 	OutputTail   int
-	QuietSuccess bool     // hold a run's output; print it only if the run failed
-	Hooks        Hooks    // commands run after a run, by its result
-	Observer     Observer // told of each run's start and end (pings, metrics); nil: none
+	QuietSuccess bool // hold a run's output; print it only if the run failed
+	// Lines, when set, takes the command's output line by line (every jobs:
+	// each line told apart by its job) instead of every's own stdout and
+	// stderr.
+	Lines    LineSink
+	Hooks    Hooks    // commands run after a run, by its result
+	Observer Observer // told of each run's start and end (pings, metrics); nil: none
 
 	CatchUp    CatchUp // what to do at start with slots missed while nothing ran
 	CatchUpMax int     // the most slots CatchUpAll runs

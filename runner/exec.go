@@ -37,6 +37,10 @@ type Attempt struct {
 	// descriptors themselves.
 	Output *Tail
 	Hold   bool
+	// Lines, when set, takes the command's output line by line instead of
+	// every's own stdout and stderr (see LineSink), through pipes; Output,
+	// if set too, still keeps the bytes.
+	Lines LineSink
 	// Lock, when set, is the open file of the run's file lock: the command
 	// inherits it, as flock(1)'s command does, so that the lock is held
 	// for as long as a process of the run lives, should every die.
@@ -80,9 +84,9 @@ func Exec(ctx context.Context, a Attempt) Result {
 	cmd.Env = a.Env
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr // *os.File: passed straight through, no copying
 	var out *output
-	if a.Output != nil {
+	if a.Output != nil || a.Lines != nil {
 		var err error
-		if out, err = pipeOutput(cmd, a.Output, a.Hold, a.Logger); err != nil {
+		if out, err = pipeOutput(cmd, a.Output, a.Hold, a.Lines, a.Logger); err != nil {
 			return Result{Outcome: Failure, ExitCode: StartErrorCode(err), Err: err}
 		}
 	}

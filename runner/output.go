@@ -30,8 +30,10 @@ const drainIdle = 500 * time.Millisecond
 
 // output takes a command's stdout and stderr through pipes.
 type output struct {
-	tail   *Tail
+	tail   *Tail // nil: none kept
 	logger *slog.Logger
+	// lines, when set, takes each stream line by line instead of dst.
+	lines [2]*lineSplitter
 	// dst is where each stream is passed on, nil when held: every's own
 	// stdout and stderr.
 	dst      [2]*os.File
@@ -45,11 +47,18 @@ type output struct {
 var streamName = [2]string{"stdout", "stderr"}
 
 // pipeOutput gives cmd two pipes for its stdout and stderr, whose output goes
-// to tail and, unless hold, on to every's own stdout and stderr. start must
-// follow cmd.Start, whether or not it succeeded.
-func pipeOutput(cmd *exec.Cmd, tail *Tail, hold bool, logger *slog.Logger) (*output, error) {
+// to tail (if any) and, unless hold, on to every's own stdout and stderr, or
+// line by line to lines. start must follow cmd.Start, whether or not it
+// succeeded.
+func pipeOutput(cmd *exec.Cmd, tail *Tail, hold bool, lines LineSink, logger *slog.Logger) (*output, error) {
 	o := &output{tail: tail, logger: logger}
-	if !hold {
+	switch {
+	case hold:
+	case lines != nil:
+		for i := range 2 {
+			o.lines[i] = &lineSplitter{stderr: i == 1, sink: lines, max: MaxLine}
+		}
+	default:
 		o.dst = [2]*os.File{os.Stdout, os.Stderr}
 	}
 	for i := range 2 {
@@ -99,7 +108,10 @@ func (o *output) closeAll() {
 func (o *output) copy(i int) {
 	defer o.done.Done()
 	defer o.r[i].Close()
-	r, dst, stderr := o.r[i], o.dst[i], i == 1
+	r, dst, lines, stderr := o.r[i], o.dst[i], o.lines[i], i == 1
+	if lines != nil {
+		defer lines.flush() // the unfinished last line
+	}
 	buf := make([]byte, copyBuf)
 	for {
 		if o.draining.Load() {
@@ -113,7 +125,12 @@ func (o *output) copy(i int) {
 					dst = nil // for good: nobody reads there any more
 				}
 			}
-			o.tail.Write(stderr, buf[:n])
+			if lines != nil {
+				lines.write(buf[:n])
+			}
+			if o.tail != nil {
+				o.tail.Write(stderr, buf[:n])
+			}
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			o.gaveUp.Do(func() {

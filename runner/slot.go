@@ -329,7 +329,11 @@ func (l *loop) tellEnd(p runPlan, e runEnd, out *outcome) {
 			l.log.Warn("output cut: its earlier bytes were not kept", "event", EventOutput, "dropped_bytes", dropped,
 				"output_tail", l.cfg.OutputTail)
 		}
-		p.tail.Replay(os.Stdout, os.Stderr)
+		if l.cfg.Lines != nil {
+			replayLines(p.tail, l.cfg.Lines)
+		} else {
+			p.tail.Replay(os.Stdout, os.Stderr)
+		}
 	}
 	if o := l.cfg.Observer; o != nil {
 		o.Finished(Run{Slot: l.time.label(slot), Start: l.time.label(start), Late: start.Sub(slot), End: l.time.label(e.at), Result: res, Attempts: e.attempts,
