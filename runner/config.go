@@ -50,7 +50,10 @@ type Config struct {
 	// Lines, when set, takes the command's output line by line (every jobs:
 	// each line told apart by its job) instead of every's own stdout and
 	// stderr.
-	Lines    LineSink
+	Lines LineSink
+	// Gate, when set, bounds the commands running at once across the loops
+	// sharing it (every jobs --max-concurrent).
+	Gate     Gate
 	Hooks    Hooks    // commands run after a run, by its result
 	Observer Observer // told of each run's start and end (pings, metrics); nil: none
 

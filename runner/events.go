@@ -26,10 +26,13 @@ const (
 const (
 	ReasonOverrun = "overrun" // skip: a run went past slots, or a wake-up came late
 	ReasonLocked  = "locked"  // skip: the lock was busy
-	ReasonDone    = "done"    // skip: the slot was run already
-	ReasonState   = "state"   // skip: the state could not be read
-	ReasonStore   = "store"   // skip: the store (Redis) could not be reached
-	ReasonLock    = "lock"    // a skip told to the Observer: the lock could not be taken (logged as lock_error)
+	// ReasonConcurrency: skip: --max-concurrent commands were running until
+	// the next slot (every jobs).
+	ReasonConcurrency = "concurrency"
+	ReasonDone        = "done"  // skip: the slot was run already
+	ReasonState       = "state" // skip: the state could not be read
+	ReasonStore       = "store" // skip: the store (Redis) could not be reached
+	ReasonLock        = "lock"  // a skip told to the Observer: the lock could not be taken (logged as lock_error)
 
 	ReasonScheduleChanged = "schedule_changed" // catch_up at start: the record is of another schedule
 	ReasonClockMovedBack  = "clock_moved_back" // catch_up at start: the record's times lie ahead of the clock

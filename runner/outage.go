@@ -84,6 +84,8 @@ type outages struct {
 	// reserve are the slots skipped for want of a run number reserved on
 	// disk; jumped, the records whose reserved numbers were skipped.
 	reserve, jumped outage
+	// concurrency are the slots skipped for want of a place in the gate.
+	concurrency outage
 	// exec are its attempts' repeated warnings, which Exec logs.
 	exec execWarnings
 }

@@ -48,6 +48,19 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 		out.next = l.time.slots.Next(slot)
 	}
 	l.time.markSlot()
+	if l.cfg.Gate != nil {
+		entered, stop := l.enterGate(ctx, out.next)
+		if out.stop = stop; stop != nil {
+			return out
+		}
+		if !entered {
+			out.next = l.notPast(out.next)
+			l.skipConcurrency(out.next)
+			return out
+		}
+		defer l.cfg.Gate.leave()
+		l.recover(&l.outages.concurrency, false, "places for the command again", "event", EventSkip, "reason", ReasonConcurrency)
+	}
 	first := l.startFirst(slot, manual)
 	var start *state.Record
 	if first != nil {

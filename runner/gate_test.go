@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// Two jobs share a gate of one place (every jobs --max-concurrent 1): the
+// short one's slots that find the long one running wait for its end until
+// their next slot, else are skipped (reason=concurrency); the long one
+// never waits for the short one's brief runs.
+func TestLoopGate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := NewGate(1)
+		long := &fakeExec{took: []time.Duration{25 * time.Second}}
+		short := &fakeExec{took: []time.Duration{time.Second}}
+		var longLog, shortLog bytes.Buffer
+		longCfg := testConfig(long, &longLog, make(chan os.Signal))
+		longCfg.MaxRuns, longCfg.Gate = 2, gate
+		shortCfg := testConfig(short, &shortLog, make(chan os.Signal))
+		shortCfg.MaxRuns, shortCfg.Gate, shortCfg.Delay = 2, gate, time.Second
+		origin := time.Now()
+		var wg sync.WaitGroup
+		for _, cfg := range []Config{longCfg, shortCfg} {
+			wg.Go(func() { Loop(context.Background(), cfg) })
+		}
+		wg.Wait()
+		if got, want := offsets(long.starts(), origin), []time.Duration{0, 30 * time.Second}; !slices.Equal(got, want) {
+			t.Errorf("long job's starts %v, want %v: it waited for a place", got, want)
+		}
+		if got, want := offsets(short.starts(), origin), []time.Duration{25 * time.Second, 55 * time.Second}; !slices.Equal(got, want) {
+			t.Errorf("short job's starts %v, want %v (a place at the long one's end, within the slot)", got, want)
+		}
+		var skipped int
+		for _, e := range eventsNamed(logEvents(t, &shortLog), "skip") {
+			if e["reason"] == ReasonConcurrency && e["ended"] == nil {
+				skipped++
+				if e["max_concurrent"] != 1.0 {
+					t.Errorf("skip %v, want max_concurrent 1", e)
+				}
+			}
+		}
+		if skipped == 0 {
+			t.Errorf("no skip with reason=concurrency logged:\n%s", shortLog.String())
+		}
+		if len(gate) != 0 {
+			t.Errorf("%d places still taken after both loops ended", len(gate))
+		}
+	})
+}
+
+// A stop signal ends the wait for a place at once.
+func TestLoopGateStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := NewGate(1)
+		gate <- struct{}{} // taken, for good
+		f := &fakeExec{}
+		var buf bytes.Buffer
+		signals := make(chan os.Signal, 1)
+		cfg := testConfig(f, &buf, signals)
+		cfg.Gate = gate
+		done := make(chan Exit)
+		go func() { done <- Loop(context.Background(), cfg) }()
+		time.Sleep(5 * time.Second) // waiting for a place for the slot at +0
+		synctest.Wait()
+		signals <- os.Interrupt
+		if end := <-done; end.Reason != Stopped || end.Signal != os.Interrupt {
+			t.Fatalf("end %+v, want stopped by SIGINT", end)
+		}
+		if len(f.starts()) != 0 {
+			t.Fatalf("ran %d times without a place", len(f.starts()))
+		}
+	})
+}
