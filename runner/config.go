@@ -69,6 +69,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Signals are every's own signals, as main receives them.
 	Signals <-chan os.Signal
+	// Retire, once closed, ends the loop after the run under way, if any,
+	// with no slot more (every jobs: a job removed or changed by a reload).
+	Retire <-chan struct{}
 	// Exec runs one attempt; nil means Exec (a real process).
 	Exec ExecFunc
 	// Rand returns a number in [0, 1) for jitter; nil means math/rand/v2.

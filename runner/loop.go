@@ -26,6 +26,7 @@ const (
 	MaxFailures                   // --max-failures consecutive failures
 	LockBusy                      // a one-shot run found the lock busy, or its store or state out of reach
 	SlotDone                      // a one-shot found its slot run already: nothing to do
+	Retired                       // Config.Retire was closed: no slot more
 )
 
 // Exit is how the loop ended. main turns it into an exit status.
@@ -99,6 +100,9 @@ func Loop(ctx context.Context, cfg Config) Exit {
 		}
 		if stop != nil || ctx.Err() != nil {
 			return Exit{Reason: Stopped, Signal: stop}
+		}
+		if l.retired() {
+			return Exit{Reason: Retired}
 		}
 		slot := queue[0]
 		queue = queue[1:]
@@ -231,4 +235,14 @@ func isStop(sig os.Signal) bool {
 // logStop logs the stop signal, once per stop.
 func (l *loop) logStop(sig os.Signal, running bool) {
 	l.log.Info("stopping", "event", EventStop, "signal", SignalName(sig.(syscall.Signal)), "running", running)
+}
+
+// retired reports whether the loop is to run no slot more (Config.Retire).
+func (l *loop) retired() bool {
+	select {
+	case <-l.cfg.Retire:
+		return true
+	default:
+		return false
+	}
 }

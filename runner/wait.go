@@ -77,6 +77,9 @@ func (l *loop) waitIdle(ctx context.Context, due time.Time) (slots []time.Time, 
 		case <-ctx.Done():
 			disarm()
 			return []time.Time{due}, false, nil
+		case <-l.cfg.Retire:
+			disarm()
+			return []time.Time{due}, false, nil // the loop sees it retired
 		case sig := <-l.cfg.Signals:
 			disarm()
 			switch {
