@@ -18,7 +18,9 @@ const (
 	EventLockError  = "lock_error"  // the lock could not be taken, released or kept
 	EventHook       = "hook"        // a hook ended
 	EventReady      = "ready"       // once, at start: the schedule and its first slot
-	EventOutput     = "output"      // a failed run's held output was cut (--quiet-success)
+	EventOutput     = "output"      // a failed run's held output was cut (--quiet-success); every jobs: a line of a command's output (--log-format json)
+	EventReload     = "reload"      // every jobs: the files read again (SIGHUP, --watch)
+	EventJobEnded   = "job_end"     // every jobs: a job's loop ended by itself (--max-runs, --max-failures)
 	EventPing       = "ping"        // a ping failed, was dropped, or went through again
 )
 

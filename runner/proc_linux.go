@@ -451,8 +451,8 @@ var selfPID = os.Getpid()
 // start time, if exactly one of the commands was running when it started.
 // An orphan none of these gives to one attempt (an escapee that cleared
 // its environment while two jobs ran) is no job's to signal: it is reaped
-// when it ends, as PID 1 reaps any orphan (docs/DESIGN.md, When every
-// dies).
+// when it ends, as PID 1 reaps any orphan (docs/DESIGN.md, Safety under
+// faults).
 func (e *escapees) owns(k procKey, st stat) bool {
 	if len(e.r.running) <= 1 {
 		return true

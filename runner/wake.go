@@ -75,6 +75,10 @@ func wallOffset() time.Duration {
 // suspend and does not see the wall clock set. Tests on a fake clock use it.
 type goClock struct{}
 
+// GoTimers returns a Clock on Go's timers, for the tests of other packages
+// that run loops under testing/synctest's fake clock.
+func GoTimers() Clock { return goClock{} }
+
 func (goClock) Wall(at time.Time) (<-chan bool, func()) { return goClock{}.Boot(time.Until(at)) }
 
 func (goClock) Boot(d time.Duration) (<-chan bool, func()) {

@@ -38,7 +38,7 @@ func Run(st Settings, stderr io.Writer) (int, os.Signal) {
 	cfg, flush, err := b.cfg, b.flush, b.err
 	if err != nil {
 		ui.Report(stderr, err)
-		return startCode(err), nil
+		return StartCode(err), nil
 	}
 	defer flush()
 	return exitStatus(runner.Loop(context.Background(), cfg), stderr)
@@ -54,10 +54,10 @@ type startError struct {
 func (e startError) Error() string { return e.err.Error() }
 func (e startError) Unwrap() error { return e.err }
 
-// startCode is the exit status of a failed start: 2 for bad usage found
+// StartCode is the exit status of a failed start: 2 for bad usage found
 // only now (two paths naming one file), the command's own 126 or 127, else
 // 73: the job's files or store cannot be used.
-func startCode(err error) int {
+func StartCode(err error) int {
 	var se startError
 	switch {
 	case errors.As(err, new(ui.UsageError)):
@@ -77,7 +77,7 @@ func startCode(err error) int {
 // it fails.
 func Build(st Settings, stderr io.Writer) (cfg runner.Config, done func(), err error) {
 	cfg = st.Loop
-	cfg.Logger = newLogger(stderr, st.LogFormat, st.LogLevel, st.Quiet).With("job", cfg.Name)
+	cfg.Logger = NewLogger(stderr, st.LogFormat, st.LogLevel, st.Quiet).With("job", cfg.Name)
 	path, err := runner.LookPath(cfg.Command[0])
 	if err != nil {
 		return cfg, nil, startError{runner.StartErrorCode(err), fmt.Errorf("cannot run %q: %w", cfg.Command[0], errors.Unwrap(err))}

@@ -10,10 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// newLogger builds the one logger of the process: logfmt or JSON on stderr.
+// NewLogger builds every's logger: logfmt or JSON on w (stderr), by
+// --log-format, --log-level and -q; every jobs logs its own lines with one.
 // When stderr is the systemd journal, which stamps each line itself, text
 // lines leave out their own time; JSON keeps it, as a field for machines.
-func newLogger(w io.Writer, format, level string, quiet bool) *slog.Logger {
+func NewLogger(w io.Writer, format, level string, quiet bool) *slog.Logger {
 	var lv slog.Level
 	_ = lv.UnmarshalText([]byte(level)) // checked by the command line
 	if quiet && lv < slog.LevelWarn {

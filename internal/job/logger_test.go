@@ -55,7 +55,7 @@ func TestIsJournal(t *testing.T) {
 func TestJournalLogs(t *testing.T) {
 	logLine := func(f *os.File, journal, format string) string {
 		t.Setenv("JOURNAL_STREAM", journal)
-		newLogger(f, format, "info", false).Info("hello", "event", "start")
+		NewLogger(f, format, "info", false).Info("hello", "event", "start")
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			t.Fatal(err)
 		}
