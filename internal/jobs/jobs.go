@@ -29,6 +29,9 @@ type Job struct {
 	// unchanged when it is equal.
 	Def      string
 	Settings job.Settings
+	// Reboot says the job runs once when every jobs starts (@reboot), never
+	// on a reload: a reload neither starts, changes nor removes it.
+	Reboot bool
 }
 
 // Options are every jobs' own settings, for all its jobs.
@@ -41,6 +44,9 @@ type Options struct {
 	// Load reads the files again, for a reload: the whole new set, or the
 	// errors of all its bad lines.
 	Load func() ([]Job, error)
+	// Watch, when set, are the files and directories to look at for a
+	// change (--watch), which reloads as SIGHUP does.
+	Watch []string
 	// Signals are every's own signals (package catch).
 	Signals <-chan os.Signal
 }
@@ -106,6 +112,13 @@ func (s *supervisor) run(jobs []Job) (int, os.Signal) {
 	for _, l := range built {
 		s.start(l)
 	}
+	var changed chan struct{}
+	if len(s.opts.Watch) > 0 {
+		changed = make(chan struct{}, 1)
+		quit := make(chan struct{})
+		defer close(quit)
+		go watch(s.opts.Watch, changed, quit)
+	}
 	var stop os.Signal
 	for {
 		if stop != nil && len(s.running) == 0 {
@@ -129,6 +142,10 @@ func (s *supervisor) run(jobs []Job) (int, os.Signal) {
 				}
 			default: // SIGUSR1 runs every job now; SIGUSR2 goes to each command running
 				s.tellAll(sig)
+			}
+		case <-changed:
+			if stop == nil {
+				s.reload()
 			}
 		case l := <-s.ended:
 			s.end(l, stop != nil)
@@ -196,8 +213,12 @@ func (s *supervisor) end(l *loop, stopping bool) {
 	}
 	s.mu.Unlock()
 	if !l.retired && !stopping && l.exit.Reason != runner.Stopped {
-		s.log.Warn("job ended", "event", runner.EventJobEnded, "job", l.job.Name, "reason", reasonName(l.exit.Reason),
-			"exit_code", l.exit.Last.ExitCode)
+		level := slog.LevelWarn
+		if l.job.Reboot {
+			level = slog.LevelInfo // its one run is over, as meant
+		}
+		s.log.Log(context.Background(), level, "job ended", "event", runner.EventJobEnded, "job", l.job.Name,
+			"reason", reasonName(l.exit.Reason), "exit_code", l.exit.Last.ExitCode)
 	}
 	if next, ok := s.waiting[l.job.Name]; ok && !stopping {
 		delete(s.waiting, l.job.Name)
@@ -254,6 +275,9 @@ func (s *supervisor) reload() {
 	names := map[string]bool{}
 	for _, j := range jobs {
 		names[j.Name] = true
+		if j.Reboot {
+			continue // run once, at the start only
+		}
 		old, ok := s.running[j.Name]
 		switch {
 		case !ok:
@@ -273,7 +297,7 @@ func (s *supervisor) reload() {
 		}
 	}
 	for name, l := range s.running {
-		if !names[name] {
+		if !names[name] && !l.job.Reboot {
 			removed = append(removed, name)
 			delete(s.waiting, name)
 			l.retireNow()
