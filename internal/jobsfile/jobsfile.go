@@ -319,7 +319,9 @@ func (p *parser) fail(n int, err error) {
 
 // line reads line n.
 func (p *parser) line(n int, line string) {
+	indent := len(line)
 	line = trimBlanks(line)
+	indent -= len(line)
 	for len(line) > 0 && isBlank(line[len(line)-1]) {
 		line = line[:len(line)-1] // a CRLF file's \r too
 	}
@@ -338,7 +340,7 @@ func (p *parser) line(n int, line string) {
 		return
 	}
 	if w := blankWords(line, 1)[0].text; w == "every" {
-		p.everyLine(n, line)
+		p.everyLine(n, line, indent)
 		return
 	}
 	p.cronLine(n, line)
@@ -349,9 +351,9 @@ func (p *parser) entry(n int) Entry {
 	return Entry{File: p.file, Line: n, Defaults: slices.Clone(p.sec.defaults), Env: slices.Clone(p.sec.env), Zone: p.sec.zone}
 }
 
-// everyLine reads an every line.
-func (p *parser) everyLine(n int, line string) {
-	words, err := shellWords(line)
+// everyLine reads an every line, after indent blanks.
+func (p *parser) everyLine(n int, line string, indent int) {
+	words, err := shellWords(line, indent)
 	switch {
 	case err != nil:
 		if expr, ok := unquotedCron(line); ok {

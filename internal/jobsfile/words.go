@@ -23,8 +23,8 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\v' || c == '\
 // expanded, so what sh would expand or treat as an operator is refused
 // outside the quotes that keep it literal; an unterminated quote, or a
 // backslash that ends the line (a continuation, which a jobs file does not
-// read), is an error.
-func shellWords(line string) ([]string, error) {
+// read), is an error. Its columns count from indent, the blanks before line.
+func shellWords(line string, indent int) ([]string, error) {
 	var words []string
 	var w strings.Builder
 	inWord := false
@@ -49,13 +49,13 @@ func shellWords(line string) ([]string, error) {
 		case c == '\'':
 			end := strings.IndexByte(line[i+1:], '\'')
 			if end < 0 {
-				return nil, fmt.Errorf("a single quote at byte %d is never closed; close it, or escape it as \\'", i+1)
+				return nil, fmt.Errorf("a single quote at column %d is never closed; close it, or escape it as \\'", indent+i+1)
 			}
 			w.WriteString(line[i+1 : i+1+end])
 			i += 1 + end
 			inWord = true
 		case c == '"':
-			j, err := doubleQuoted(line, i, &w)
+			j, err := doubleQuoted(line, i, indent, &w)
 			if err != nil {
 				return nil, err
 			}
@@ -76,8 +76,8 @@ func shellWords(line string) ([]string, error) {
 }
 
 // doubleQuoted reads the double-quoted string that opens at line[open] into
-// w, and returns the index of its closing quote.
-func doubleQuoted(line string, open int, w *strings.Builder) (int, error) {
+// w, and returns the index of its closing quote (indent: as shellWords').
+func doubleQuoted(line string, open, indent int, w *strings.Builder) (int, error) {
 	for i := open + 1; i < len(line); i++ {
 		switch c := line[i]; c {
 		case '"':
@@ -95,7 +95,7 @@ func doubleQuoted(line string, open int, w *strings.Builder) (int, error) {
 			w.WriteByte(c)
 		}
 	}
-	return 0, fmt.Errorf("a double quote at byte %d is never closed; close it, or escape it as \\\"", open+1)
+	return 0, fmt.Errorf("a double quote at column %d is never closed; close it, or escape it as \\\"", indent+open+1)
 }
 
 // expansion is the error of a $ or a ` that sh would expand.

@@ -25,8 +25,8 @@ func TestShellWords(t *testing.T) {
 		{line: "a ~b c~ d/~e", err: "leading ~"},
 		{line: "a b~ c/~", want: []string{"a", "b~", "c/~"}},
 		{line: `a '~/x' "~y" \~z`, want: []string{"a", "~/x", "~y", "~z"}},
-		{line: "a 'bc", err: "single quote at byte 3 is never closed"},
-		{line: `a "b\"c`, err: "double quote at byte 3 is never closed"},
+		{line: "a 'bc", err: "single quote at column 3 is never closed"},
+		{line: `a "b\"c`, err: "double quote at column 3 is never closed"},
 		{line: `a b\`, err: "ends with a backslash"},
 		{line: "a $HOME", err: `"$" would be expanded`},
 		{line: `a "$HOME"`, err: `"$" would be expanded`},
@@ -45,7 +45,7 @@ func TestShellWords(t *testing.T) {
 		{line: `a '*.log' "?" \[`, want: []string{"a", "*.log", "?", "["}},
 	}
 	for _, tt := range tests {
-		got, err := shellWords(tt.line)
+		got, err := shellWords(tt.line, 0)
 		switch {
 		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
 			t.Errorf("shellWords(%q) = %q, %v; want an error with %q", tt.line, got, err, tt.err)
