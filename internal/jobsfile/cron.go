@@ -123,8 +123,12 @@ func readCron(line string) (Cron, error) {
 	case shaped == 0:
 		return Cron{}, errNotAJob
 	default:
-		return Cron{}, fmt.Errorf("%d time fields (%q): a crontab line has 5 (minute, hour, day of month, month, day of week), or 7 (seconds first, a year last), then the command",
-			shaped, joined(ws[:shaped]))
+		fields := "time fields"
+		if shaped == 1 {
+			fields = "time field"
+		}
+		return Cron{}, fmt.Errorf("%d %s (%q): a crontab line has 5 (minute, hour, day of month, month, day of week), or 7 (seconds first, a year last), then the command",
+			shaped, fields, joined(ws[:shaped]))
 	}
 	if len(ws) == n {
 		return Cron{}, fmt.Errorf("no command after the %d time fields %q", n, joined(ws[:n]))
