@@ -289,6 +289,7 @@ func TestCheckJobs(t *testing.T) {
 	t.Setenv("TZ", "UTC")
 	paths := jobsDir(t, "jobs.tab", `every 90s --name sync -- ./sync.sh --full 'a b'
 every 1h --delay 5m --name later -- ./later
+every '0 * * * *' --delay 90m --name delayed -- ./delayed
 CRON_TZ=America/New_York
 30 2 * * *  curl -fsS https://hc-ping.com/0f2c5a7e-6d61-4c6f-9a6a-2f3d4c5b6a7e?x=1	# tab
 @reboot     ./warm
@@ -307,14 +308,16 @@ MAILTO=root
 		"NAME  SCHEDULE  NEXT  WHERE  COMMAND",
 		"sync  90s  at start  jobs.tab:1  ./sync.sh --full 'a b'",
 		"later  1h  at start+5m  jobs.tab:2  ./later",
-		curl + "  CRON_TZ=America/New_York 30 2 * * *  2026-03-08T03:00:00-04:00  jobs.tab:4  curl -fsS https://hc-ping.com/…?x=…\\t# tab",
-		warm + "  @reboot  at start  jobs.tab:5  ./warm",
+		// A calendar's first slot after the delay, as a fresh start waits.
+		"delayed  0 * * * *  2026-03-07T14:00:00Z  jobs.tab:3  ./delayed",
+		curl + "  CRON_TZ=America/New_York 30 2 * * *  2026-03-08T03:00:00-04:00  jobs.tab:5  curl -fsS https://hc-ping.com/…?x=…\\t# tab",
+		warm + "  @reboot  at start  jobs.tab:6  ./warm",
 	}, "\n") + "\n"
 	got := regexp.MustCompile(` {2,}`).ReplaceAllString(strings.ReplaceAll(out.String(), dir+"/", ""), "  ")
 	if got != want {
 		t.Errorf("listing:\n%s\nwant:\n%s", got, want)
 	}
-	if e := errs.String(); !strings.HasPrefix(e, "every: "+paths[0]+":6: warning: MAILTO is not read") || strings.Count(e, "\n") != 1 {
+	if e := errs.String(); !strings.HasPrefix(e, "every: "+paths[0]+":7: warning: MAILTO is not read") || strings.Count(e, "\n") != 1 {
 		t.Errorf("stderr %q, want the MAILTO warning", e)
 	}
 
