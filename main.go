@@ -46,8 +46,9 @@ func exit(code int, sig os.Signal) {
 
 // run is every from argv to an exit status, or to the signal to exit by:
 // argv becomes a request (cli.Parse), the request a run (job.Run), a
-// listing (status.Run), the slots of a schedule (cli.PrintNext), or text
-// already printed (help, the version, a completion script).
+// listing (status.Run), the slots of a schedule (cli.PrintNext), the jobs
+// of files checked (cli.CheckJobs), or text already printed (help, the
+// version, a completion script).
 func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
 	// What every prints itself stops at the first write error (cli.Output).
 	out := cli.NewOutput(os.Stdout)
@@ -80,6 +81,10 @@ func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
 			return ui.ExitUsage, nil
 		}
 		return out.End(0, stderr), nil
+	case req.Jobs != nil && req.Jobs.Check:
+		return out.End(cli.CheckJobs(*req.Jobs, out, stderr), stderr), nil
+	case req.Jobs != nil:
+		return cli.JobsNotBuilt(stderr), nil
 	case req.Run != nil:
 		return job.Run(*req.Run, stderr)
 	}

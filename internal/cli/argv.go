@@ -28,6 +28,12 @@ type invocation struct {
 	// stateDirs are every status's --state-dir values, each time given, in
 	// order: urfave/cli keeps only the last.
 	stateDirs []string
+	jobs      bool // every jobs
+	// from and inFile are for a line of a jobs file (jobs.go): where the
+	// values not given on the line came from, and that @reboot is a
+	// schedule there.
+	from   map[string]string
+	inFile bool
 }
 
 // split separates options, the schedule and the command. urfave/cli stops
@@ -36,6 +42,13 @@ type invocation struct {
 // after "--" is the command; without "--", the first positional after the
 // schedule starts it.
 func split(args []string, arity map[string]bool) (invocation, error) {
+	return splitIn(args, arity, dirNames)
+}
+
+// splitIn is split, with names giving the file names that a shell would put
+// for an unquoted '*', for the message of an unquoted cron expression: those
+// of the current directory from a shell, none in a jobs file.
+func splitIn(args []string, arity map[string]bool, names func() []string) (invocation, error) {
 	var inv invocation
 	positional := 0
 	var afterSchedule []string // the schedule and what follows it, as given
@@ -46,13 +59,13 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 			break
 		}
 		if !isOption(a) {
-			if positional == 0 && (a == "status" || a == "next" || a == "completion") {
+			if positional == 0 && slices.Contains(subcommands, a) {
 				// Options before the subcommand are its own: every --state-dir D status.
 				return splitSub(a, append(slices.Clone(inv.opts), args[i+1:]...))
 			}
 			if positional == 0 && a == "help" {
 				// every help is every --help; every help next, every next --help.
-				if i+1 < len(args) && slices.Contains([]string{"status", "next", "completion"}, args[i+1]) {
+				if i+1 < len(args) && slices.Contains(subcommands, args[i+1]) {
 					return splitSub(args[i+1], []string{"--help"})
 				}
 				inv.help = true
@@ -90,14 +103,17 @@ func split(args []string, arity map[string]bool) (invocation, error) {
 	if inv.help || inv.version {
 		return inv, nil
 	}
-	return inv, checkRun(inv, afterSchedule)
+	return inv, checkRun(inv, afterSchedule, names)
 }
+
+// subcommands are every's words that start a command other than a run.
+var subcommands = []string{"status", "next", "completion", "jobs"}
 
 // checkRun checks that a run's argv has its schedule, as one argument, and
 // its command. afterSchedule is argv from the schedule on.
-func checkRun(inv invocation, afterSchedule []string) error {
+func checkRun(inv invocation, afterSchedule []string, names func() []string) error {
 	if inv.schedule != "" && mayBeCron(inv.schedule) {
-		if expr, globbed, ok := unquotedCron(afterSchedule, dirNames()); ok {
+		if expr, globbed, ok := unquotedCron(afterSchedule, names()); ok {
 			return ui.Usagef("bad schedule: a cron expression is one argument; quote it: every '%s' -- CMD%s", expr, globNote(globbed))
 		}
 	}
@@ -110,17 +126,19 @@ func checkRun(inv invocation, afterSchedule []string) error {
 	return nil
 }
 
-// splitSub gathers the options of every status, every next or every
-// completion, wherever they stand, from the job names, the schedule or the
-// shell.
+// splitSub gathers the options of every status, every next, every
+// completion or every jobs, wherever they stand, from the job names, the
+// schedule, the shell or the files.
 func splitSub(sub string, args []string) (invocation, error) {
-	inv := invocation{status: sub == "status", next: sub == "next", completion: sub == "completion"}
+	inv := invocation{status: sub == "status", next: sub == "next", completion: sub == "completion", jobs: sub == "jobs"}
 	arity := flagArity(statusFlags)
 	switch {
 	case inv.next:
 		arity = flagArity(nextFlags)
 	case inv.completion:
 		arity = flagArity(nil)
+	case inv.jobs:
+		arity = flagArity(jobsFlags)
 	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]

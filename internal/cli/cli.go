@@ -29,7 +29,8 @@ const synopsis = `every [OPTIONS] SCHEDULE [OPTIONS] [--] COMMAND [ARG...]
 every status [--state-dir DIR... | --store URL] [--json] [NAME...]
 every status --max-age D [--allow-inactive] [--nagios [--warn-age D]] [NAME...]
 every next SCHEDULE [--align] [--tz ZONE] [-n N] [--from TIME]
-every completion bash|zsh|fish`
+every completion bash|zsh|fish
+` + jobsSynopsis
 
 const description = `SCHEDULE is a duration: 500ms, 30s, 90s, 1m30s, 2h, 1d. Runs start on a grid,
 anchor + k*SCHEDULE, that neither run time nor lateness moves. With --align,
@@ -51,12 +52,13 @@ const examples = `   every 90s --retries 5 --name ledger -- ./sync-ledger.sh --f
    every next '0 9 * * mon-fri' -n 3`
 
 // Request is what argv asks for: a run, a listing (every status), the
-// slots of a schedule (every next), or none of them, when help, the version
-// or a completion script has been printed.
+// slots of a schedule (every next), the jobs of files (every jobs), or none
+// of them, when help, the version or a completion script has been printed.
 type Request struct {
 	Run    *job.Settings
 	Status *status.Settings
 	Next   *NextSettings
+	Jobs   *JobsSettings
 }
 
 // Parse turns argv into a request. Help, version and completion scripts go
@@ -79,6 +81,15 @@ func Parse(args []string, stdout, stderr io.Writer) (Request, error) {
 				return err
 			})
 		return req, app.Run(append(append([]string{"every next"}, inv.opts...), "--"))
+	}
+	if inv.jobs {
+		app := newApp("every jobs", "check the jobs of jobs files: every lines and crontab lines", jobsUsage, jobsFlags, stdout, stderr,
+			func(c *cli.Context) error {
+				js, err := jobsConfig(c, inv)
+				req.Jobs = &js
+				return err
+			})
+		return req, app.Run(append(append([]string{"every jobs"}, inv.opts...), "--"))
 	}
 	if inv.status {
 		app := newApp("every status", "list the jobs of state directories or of a fleet's store",

@@ -121,6 +121,7 @@ func TestHelpDefaultsOnce(t *testing.T) {
 		{[]string{"--help"}, slices.Concat(runFlags, metaFlags)},
 		{[]string{"status", "--help"}, statusFlags},
 		{[]string{"next", "--help"}, nextFlags},
+		{[]string{"jobs", "--help"}, jobsFlags},
 	} {
 		entries := helpEntries(t, help(t, c.args...))
 		for _, f := range c.flags {

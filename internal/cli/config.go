@@ -20,7 +20,7 @@ const minLockTTL = 100 * time.Millisecond
 // config turns the parsed command line into a run's settings. Every value
 // is checked, whether or not it matters in this invocation.
 func config(c *cli.Context, inv invocation) (job.Settings, error) {
-	o := &options{c: c, given: inv.given}
+	o := &options{c: c, given: inv.given, from: inv.from, inFile: inv.inFile}
 	sched, err := o.schedule(inv.schedule)
 	if err == nil {
 		err = comes(inv.schedule, sched, time.Now())
@@ -48,6 +48,13 @@ func config(c *cli.Context, inv invocation) (job.Settings, error) {
 	st.Quiet = c.Bool("quiet") || st.Loop.QuietSuccess
 	cfg := &st.Loop
 	cfg.CatchUp, _ = runner.ParseCatchUp(o.oneOf("catch-up", catchUpPolicies...))
+	if sched.Recorded() == schedule.RebootText {
+		// Once, when every jobs starts: a one-shot.
+		if cfg.MaxRuns > 1 && o.err == nil {
+			o.err = ui.BadFlag(o.label("max-runs"), o.get("max-runs"), "@reboot runs once", "leave --max-runs out")
+		}
+		cfg.MaxRuns = 1
+	}
 	if err := o.check(st, sched, inv.schedule); err != nil {
 		return st, err
 	}

@@ -33,7 +33,7 @@ var exitStatuses = [][2]string{
 	{"2", "usage error: one line naming the bad value (from a flag or its `EVERY_*` variable) and what to do, before anything runs or any file is written"},
 	{"126, 127", "the command is not executable, or not found, at start-up"},
 	{"73", "the state directory, the state file or the lock file cannot be created or written at start-up, or is a symbolic link, a directory, a device, a FIFO or a socket; a file at the state or `--metrics-file` path that every did not write, which it would replace (a script, a lock, another exporter's metrics: left as it was); with `--store`, an error that waiting will not heal (credentials or TLS refused, a database index the server does not have)"},
-	{"74", "`every status`, `next` or `completion` could not write its output (a reader that went away, EPIPE, ends it at once and quietly with 141, as a filter killed by SIGPIPE: never 0 after lost output)"},
+	{"74", "`every status`, `next`, `completion` or `jobs --check` could not write its output (a reader that went away, EPIPE, ends it at once and quietly with 141, as a filter killed by SIGPIPE: never 0 after lost output)"},
 	{"75", "one-shot (`--max-runs 1`) and the lock was busy (EX_TEMPFAIL, like `flock -n -E 75`), or its store or state could not be reached or read"},
 	{"killed by SIGINT or SIGTERM", "stopped by that signal, after stopping the command"},
 	{"70", "internal error (a bug), with a message"},
@@ -52,7 +52,7 @@ var signals = [][2]string{
 // environment is every(1)'s ENVIRONMENT section, besides the options'
 // variables.
 var environment = [][2]string{
-	{"EVERY_<NAME>", "each option's value, as `--NAME` would give it (`--kill-after`: `EVERY_KILL_AFTER`); the flag wins, and an empty variable counts as unset. `--name` reads none. None is passed on to the command or its hooks: an every inside a job takes nothing of the outer job's options (its lock, state, pings, hooks or metrics)."},
+	{"EVERY_<NAME>", "each option's value, as `--NAME` would give it (`--kill-after`: `EVERY_KILL_AFTER`); the flag wins, and an empty variable counts as unset. `--name` reads none. None is passed on to the command or its hooks: an every inside a job takes nothing of the outer job's options (its lock, state, pings, hooks or metrics). For `every jobs`, each job's too, under a jobs file's `EVERY_<NAME>=` lines above it."},
 	{"EVERY_NAME", "set for the command: the job's name. Set by every only: inherited ones, and those of the hooks below, are not passed on."},
 	{"EVERY_RUN", "set for the command: the run's number, 1, 2, ..., counted on across restarts."},
 	{"EVERY_ATTEMPT", "set for the command: the attempt within the run, 1 to `--retries` + 1."},
@@ -250,6 +250,9 @@ process
 	manFlags(w, nextFlags)
 	fmt.Fprint(w, ".SS every completion \\fISHELL\\fR\n")
 	fill(w, roffText(completionDoc()))
+	fmt.Fprint(w, ".SS every jobs \\-\\-check [\\fIOPTIONS\\fR] \\fIFILE\\fR|\\fIDIR\\fR...\n")
+	fill(w, roffText(jobsDoc))
+	manFlags(w, jobsFlags)
 	fmt.Fprint(w, ".SH EXIT STATUS\n")
 	manTable(w, exitStatuses)
 	fmt.Fprint(w, ".SH SIGNALS\n")

@@ -26,12 +26,21 @@ import (
 type options struct {
 	c     *cli.Context
 	given map[string]bool // given on the command line, not from the environment
-	err   error
+	// from names where the values not given came from, when not from
+	// urfave/cli's reading of the environment: for a jobs file's line,
+	// every's environment and the file's EVERY_<OPTION>= lines (jobs.go).
+	from   map[string]string
+	inFile bool // a line of a jobs file, where @reboot is a schedule
+	err    error
 }
 
 // label names where an option's value came from, for messages: the flag
-// ("--retries"), or the environment variable it was read from.
+// ("--retries"), or the environment variable it was read from, or the line
+// of a jobs file that set it.
 func (o *options) label(name string) string {
+	if l := o.from[name]; l != "" && !o.given[name] {
+		return l
+	}
 	if !o.given[name] && os.Getenv(envName(name)) != "" {
 		return envName(name)
 	}
@@ -192,6 +201,9 @@ func (o *options) pingURL(name string) *url.URL {
 // names them).
 func (o *options) schedule(given string) (schedule.Schedule, error) {
 	opts := schedule.Options{Align: o.c.Bool("align")}
+	if strings.EqualFold(given, schedule.RebootText) {
+		return o.reboot(given, opts.Align)
+	}
 	if tz := o.get("tz"); tz != "" {
 		loc, err := schedule.LoadZone(tz)
 		if err != nil {
@@ -218,6 +230,19 @@ func (o *options) schedule(given string) (schedule.Schedule, error) {
 		return nil, ui.Usagef("bad schedule: %v; see every --help", err)
 	}
 	return s, nil
+}
+
+// reboot returns the schedule of @reboot: a jobs file's job that runs once
+// when every jobs starts. A standalone every has no start of its own to
+// give it a meaning.
+func (o *options) reboot(given string, align bool) (schedule.Schedule, error) {
+	switch {
+	case !o.inFile:
+		return nil, ui.Usagef("bad schedule %q: it runs a job once when every jobs starts, so it is for a jobs file (every jobs FILE); to run a command once, give a schedule and --max-runs 1, as in every 1d --max-runs 1 -- CMD", given)
+	case align:
+		return nil, ui.Usagef("bad %s with schedule %q: @reboot has no slots to align; leave out --align", o.label("align"), given)
+	}
+	return schedule.Reboot(), nil
 }
 
 // comes refuses a schedule with no slot after t: a cron expression whose

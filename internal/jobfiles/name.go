@@ -57,8 +57,23 @@ const MaxName = 128
 // not a letter or digit are dropped ("job" if nothing is left), and it is
 // cut to fit MaxName.
 func Name(argv []string) string {
-	sum := sha256.Sum256([]byte(strings.Join(argv, "\x00")))
-	base := strings.TrimLeftFunc(sanitizeName(filepath.Base(argv[0])), func(r rune) bool { return !isAlnum(r) })
+	return hashedName(argv[0], strings.Join(argv, "\x00"))
+}
+
+// CronName derives the name of a crontab line's job in a jobs file: the base
+// name of its command's first word, a dash, and 8 hex digits of the sha256
+// of its schedule and its command joined by NUL, the base made valid as
+// Name makes it. Two lines that run one command on two schedules are two
+// jobs.
+func CronName(word, schedule, command string) string {
+	return hashedName(word, schedule+"\x00"+command)
+}
+
+// hashedName is the base name of word, made a valid name, a dash, and 8 hex
+// digits of the sha256 of key.
+func hashedName(word, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	base := strings.TrimLeftFunc(sanitizeName(filepath.Base(word)), func(r rune) bool { return !isAlnum(r) })
 	if base == "" {
 		base = "job"
 	}

@@ -33,3 +33,30 @@ func TestJobName(t *testing.T) {
 		t.Error("argv [a b] and [a b] as one word share a name")
 	}
 }
+
+func TestCronName(t *testing.T) {
+	tests := []struct {
+		word, schedule, command string
+		want                    string
+	}{
+		// printf '0 0-21/3 * * *\0cmd' | sha256sum | cut -c1-8: the
+		// every-90-minutes idiom is two jobs.
+		{"cmd", "0 0-21/3 * * *", "cmd", "cmd-f9d140cb"},
+		{"cmd", "30 1-22/3 * * *", "cmd", "cmd-cb9c93c0"},
+		// printf '17 * * * *\0cd / && run-parts --report /etc/cron.hourly' | sha256sum
+		{"cd", "17 * * * *", "cd / && run-parts --report /etc/cron.hourly", "cd-12f8dd44"},
+		{"(", "17 * * * *", "cd / && run-parts --report /etc/cron.hourly", "job-12f8dd44"},
+	}
+	for _, tt := range tests {
+		got := CronName(tt.word, tt.schedule, tt.command)
+		if got != tt.want {
+			t.Errorf("CronName(%q, %q, %q) = %q, want %q", tt.word, tt.schedule, tt.command, got, tt.want)
+		}
+		if err := CheckName(got); err != nil {
+			t.Errorf("CronName(%q, ...) is not a valid name: %v", tt.word, err)
+		}
+	}
+	if CronName("a", "* * * * *", "b") == CronName("a", "* * * *", "* b") {
+		t.Error("a schedule's last field and the command's first word hash alike")
+	}
+}
