@@ -47,13 +47,13 @@ func exit(code int, sig os.Signal) {
 // run is every from argv to an exit status, or to the signal to exit by:
 // argv becomes a request (cli.Parse), the request a run (job.Run), a
 // listing (status.Run), the slots of a schedule (cli.PrintNext), the jobs
-// of files checked (cli.CheckJobs), or text already printed (help, the
-// version, a completion script).
+// of files checked (cli.CheckJobs) or run (cli.RunJobs), or text already
+// printed (help, the version, a completion script).
 func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
 	// What every prints itself stops at the first write error (cli.Output).
 	out := cli.NewOutput(os.Stdout)
 	req, err := cli.Parse(args, out, stderr)
-	if err != nil || req.Run == nil {
+	if err != nil || req.Run == nil && (req.Jobs == nil || req.Jobs.Check) {
 		// No job to run: the signals go back to their defaults, and one
 		// that came while every started ends it, as it would have.
 		if sig := catch.Release(); sig != nil {
@@ -84,7 +84,7 @@ func run(args []string, stderr io.Writer) (code int, stopSig os.Signal) {
 	case req.Jobs != nil && req.Jobs.Check:
 		return out.End(cli.CheckJobs(*req.Jobs, out, stderr), stderr), nil
 	case req.Jobs != nil:
-		return cli.JobsNotBuilt(stderr), nil
+		return cli.RunJobs(*req.Jobs, catch.Signals, os.Stdout, stderr)
 	case req.Run != nil:
 		return job.Run(*req.Run, stderr)
 	}

@@ -63,6 +63,9 @@ type StartInput struct {
 	// OneShot says the loop runs once (--max-runs 1): it never waits long
 	// for its slot (see oneShot).
 	OneShot bool
+	// Anew says the grid starts anew whatever the record says (every jobs'
+	// @reboot: one run at each start of every jobs).
+	Anew bool
 }
 
 // Start is where a loop starts on its grid, decided from the state it finds.
@@ -137,9 +140,9 @@ func oneShot(in StartInput, s Start) Start {
 // planStart is PlanStart for a loop.
 func planStart(in StartInput) Start {
 	rec, now := in.Record, in.Now
-	if rec == nil || rec.Schedule != in.Schedule.Recorded() {
+	if rec == nil || rec.Schedule != in.Schedule.Recorded() || in.Anew {
 		why := Fresh
-		if rec != nil {
+		if rec != nil && !in.Anew {
 			why = ScheduleChanged
 		}
 		anchor := now.Add(in.Delay)

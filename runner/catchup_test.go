@@ -292,3 +292,18 @@ func TestManualRunBeforeTheFirstYear(t *testing.T) {
 		t.Fatalf("manual run booked slot %v, want %v", r.LastSlot, now)
 	}
 }
+
+// every jobs' @reboot starts anew at each start, whatever its record says:
+// one run at once, though the record shows the grid's one slot run.
+func TestPlanStartAnew(t *testing.T) {
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	s := schedule.Reboot()
+	rec := &state.Record{Version: state.Version, Schedule: schedule.RebootText, Anchor: now.Add(-time.Hour), LastSlot: now.Add(-time.Hour), Runs: 1}
+	for _, anew := range []bool{false, true} {
+		got := PlanStart(StartInput{Record: rec, Schedule: s, Now: now, OneShot: true, Anew: anew})
+		runsNow := got.At.Equal(now) || got.Due.Equal(now) && got.Anchor.Equal(now)
+		if runsNow != anew {
+			t.Errorf("anew %v: plan %+v; want a run at once only when anew", anew, got)
+		}
+	}
+}

@@ -57,8 +57,11 @@ type Config struct {
 	Hooks    Hooks    // commands run after a run, by its result
 	Observer Observer // told of each run's start and end (pings, metrics); nil: none
 
-	CatchUp    CatchUp // what to do at start with slots missed while nothing ran
-	CatchUpMax int     // the most slots CatchUpAll runs
+	CatchUp CatchUp // what to do at start with slots missed while nothing ran
+	// StartAnew starts the grid anew whatever the record says (every jobs'
+	// @reboot: one run at each start).
+	StartAnew  bool
+	CatchUpMax int // the most slots CatchUpAll runs
 
 	Lock     lock.Locker   // taken for each run with its retries; nil: none
 	LockWait time.Duration // how long to wait for a busy lock before skipping

@@ -151,7 +151,7 @@ func (l *loop) begin(ctx context.Context) (queue []time.Time, due time.Time, don
 	now := l.now()
 	plan := PlanStart(StartInput{Record: rec, Schedule: l.cfg.Schedule,
 		Now: now, Delay: l.cfg.Delay, Policy: l.cfg.CatchUp, Max: l.cfg.CatchUpMax, Interrupted: interrupted,
-		OneShot: l.cfg.MaxRuns == 1})
+		OneShot: l.cfg.MaxRuns == 1, Anew: l.cfg.StartAnew})
 	if rec != nil {
 		l.rec.Record = *rec
 	}

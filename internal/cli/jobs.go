@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/jobs"
 	"github.com/everycli/every/internal/jobsfile"
 	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/schedule"
@@ -34,6 +35,14 @@ type JobsSettings struct {
 	// Paths are the files and directories of jobs, as given.
 	Paths []string
 	from  time.Time // --check's next slots are after it
+	// MaxConcurrent bounds the commands running at once; 0: no bound.
+	MaxConcurrent int
+	Raw           bool // --output raw
+	Watch         bool // --watch: a change of the files reloads them
+	// LogFormat, LogLevel and Quiet are every jobs' own log's; given
+	// (logGiven), every job's too.
+	LogFormat, LogLevel string
+	Quiet, logGiven     bool
 }
 
 // jobsFlags are the options of every jobs. They read no environment
@@ -41,13 +50,19 @@ type JobsSettings struct {
 var jobsFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "check", Usage: "check the files and list their jobs (name, schedule, next slot, command); exit 2 on any bad line", DisableDefaultText: true},
 	&cli.StringFlag{Name: "from", Usage: "with --check, show the next slot after `TIME`: RFC 3339, or a local time without the offset (2026-03-08T02:30)", DefaultText: "now"},
+	&cli.IntFlag{Name: "max-concurrent", Usage: "run at most `N` commands at once; a slot that finds N running waits for a place until its next slot, else is skipped (reason=concurrency)", DefaultText: "no bound"},
+	&cli.StringFlag{Name: "output", Value: "prefixed", DefaultText: "prefixed", Usage: "the commands' output, `MODE`: prefixed, each line as NAME | LINE on every's stream of the same name (event=output records with --log-format json), or raw, passed through as it comes"},
+	&cli.BoolFlag{Name: "watch", Usage: "read the files again within a second of a change (written, replaced, removed, a ConfigMap's swap), as SIGHUP does", DisableDefaultText: true},
+	&cli.StringFlag{Name: "log-format", Value: "text", DefaultText: "text", Usage: "log as `FORMAT`: text (logfmt) or json; given, every job's log too"},
+	&cli.StringFlag{Name: "log-level", Value: "info", DefaultText: "info", Usage: "log `LEVEL`: debug, info, warn or error; given, every job's log too"},
+	&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log warnings and errors only; given, every job's log too", DisableDefaultText: true},
 }
 
 // jobsSynopsis is every jobs's line of the synopsis.
-const jobsSynopsis = "every jobs --check [--from TIME] FILE|DIR..."
+const jobsSynopsis = "every jobs [--max-concurrent N] [--output prefixed|raw] [--watch] FILE|DIR...\n   every jobs --check [--from TIME] FILE|DIR..."
 
 // jobsDoc says what every jobs does, in --help, every(1) and the reference.
-const jobsDoc = "Reads jobs files: one job a line, an every command line (`every 90s --retries 5 -- ./sync.sh`, words split as sh splits them, nothing expanded) or a crontab line (5 time fields, or 7 with seconds first and a year last, or a nickname, `@reboot` too, then a command for `/bin/sh -c`, `%` not special), below `NAME=value` lines that set the environment, an option's default (`EVERY_TIMEOUT=60s`) or the cron lines' zone (`CRON_TZ=`) for the jobs below them in the file; a directory is its `*.tab` files, in name order. Each job is checked as a standalone every of its line is, and has the name that every would give it; a crontab line's is its command's base name and a hash of its schedule and command. A crontab line of 6 time fields (read two ways by crons), a random value (`6~15`) or a user column is refused, and `MAILTO` is not read (a warning). With `--check`, prints each job's name, schedule, next slot and command (secrets in URLs masked) and exits 0; any bad line is `FILE:LINE: what, and the fix` on stderr, all of them, and exit 2. Running the jobs is not in this build yet: without `--check`, every jobs exits 2."
+const jobsDoc = "Reads jobs files: one job a line, an every command line (`every 90s --retries 5 -- ./sync.sh`, words split as sh splits them, nothing expanded) or a crontab line (5 time fields, or 7 with seconds first and a year last, or a nickname, `@reboot` too, then a command for `/bin/sh -c`, `%` not special), below `NAME=value` lines that set the environment, an option's default (`EVERY_TIMEOUT=60s`) or the cron lines' zone (`CRON_TZ=`) for the jobs below them in the file; a directory is its `*.tab` files, in name order. Each job is checked as a standalone every of its line is, and has the name that every would give it; a crontab line's is its command's base name and a hash of its schedule and command. A crontab line of 6 time fields (read two ways by crons), a random value (`6~15`) or a user column is refused, and `MAILTO` is not read (a warning). With `--check`, prints each job's name, schedule, next slot and command (secrets in URLs masked) and exits 0; any bad line is `FILE:LINE: what, and the fix` on stderr, all of them, and exit 2. Without `--check`, runs the jobs until SIGTERM or SIGINT, each as a standalone every of its line would run it (its grid, lock, state, retries, timeout, catch-up, hooks, pings, metrics), each command in its process group, its output line by line as `NAME | LINE`; SIGUSR1 runs every job now, SIGUSR2 goes to the commands running, SIGHUP (or a change, with `--watch`) reads the files again: an unchanged job is left alone, a changed one takes its new definition after its run under way, a removed one ends after its run, a new one starts, and a file with bad lines changes nothing (each bad line logged)."
 
 // jobsUsage is every jobs --help's usage.
 const jobsUsage = jobsSynopsis + "\n\n" + "Checks files of jobs, one a line: every command lines and crontab lines,\n" +
@@ -56,16 +71,6 @@ const jobsUsage = jobsSynopsis + "\n\n" + "Checks files of jobs, one a line: eve
 	"jobs: every jobs.\n\nExamples:\n" +
 	"   every jobs --check /etc/every/jobs.tab\n" +
 	"   every jobs --check /etc/every/jobs.d"
-
-// errJobsNotBuilt is the error of every jobs without --check.
-var errJobsNotBuilt = ui.Usagef("every jobs runs its jobs in a later build (it is being built); for now, check the files with every jobs --check FILE|DIR...")
-
-// JobsNotBuilt is what every jobs without --check says and does: the one
-// place to replace when the supervisor is in.
-func JobsNotBuilt(stderr io.Writer) int {
-	ui.Report(stderr, errJobsNotBuilt)
-	return ui.ExitUsage
-}
 
 // jobsConfig checks every jobs's command line.
 func jobsConfig(c *cli.Context, inv invocation) (JobsSettings, error) {
@@ -83,7 +88,83 @@ func jobsConfig(c *cli.Context, inv invocation) (JobsSettings, error) {
 	if len(js.Paths) == 0 {
 		return js, ui.Usagef("every jobs needs a file of jobs, or a directory of *.tab files; try: every jobs --check jobs.tab")
 	}
+	if n := c.Int("max-concurrent"); c.IsSet("max-concurrent") && n < 1 {
+		return js, ui.BadFlag("--max-concurrent", c.String("max-concurrent"), "give a whole number of commands, 1 or more", "")
+	} else {
+		js.MaxConcurrent = n
+	}
+	switch out := c.String("output"); out {
+	case "prefixed":
+	case "raw":
+		js.Raw = true
+	default:
+		return js, ui.BadFlag("--output", out, "give prefixed or raw", "")
+	}
+	js.Watch = c.Bool("watch")
+	js.LogFormat, js.LogLevel, js.Quiet = c.String("log-format"), c.String("log-level"), c.Bool("quiet")
+	if js.LogFormat != "text" && js.LogFormat != "json" {
+		return js, ui.BadFlag("--log-format", js.LogFormat, "give text or json", "")
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, js.LogLevel) {
+		return js, ui.BadFlag("--log-level", js.LogLevel, "give debug, info, warn or error", "")
+	}
+	js.logGiven = c.IsSet("log-format") || c.IsSet("log-level") || c.IsSet("quiet")
 	return js, nil
+}
+
+// RunJobs runs the jobs of the files until a stop signal (internal/jobs):
+// every's exit status, or the signal to exit by. Bad lines refuse the start
+// (exit 2, all of them), as every jobs --check reports them; a reload (SIGHUP,
+// --watch) reads the files again the same way.
+func RunJobs(js JobsSettings, signals <-chan os.Signal, stdout, stderr io.Writer) (int, os.Signal) {
+	first, err := js.load(stderr)
+	if err != nil {
+		reportJobs(stderr, err)
+		return ui.ExitUsage, nil
+	}
+	opts := jobs.Options{MaxConcurrent: js.MaxConcurrent, Raw: js.Raw, LogFormat: js.LogFormat, LogLevel: js.LogLevel,
+		Quiet: js.Quiet, Signals: signals, Load: func() ([]jobs.Job, error) { return js.load(stderr) }}
+	if js.Watch {
+		opts.Watch = js.Paths
+	}
+	return jobs.Run(first, opts, stdout, stderr)
+}
+
+// load reads the files: the jobs for the supervisor, their files' warnings
+// said on stderr, or all the errors.
+func (js JobsSettings) load(stderr io.Writer) ([]jobs.Job, error) {
+	loaded, warnings, err := LoadJobs(js.Paths)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "every: %s:%d: warning: %v\n", w.File, w.Line, w.Err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]jobs.Job, 0, len(loaded))
+	for _, j := range loaded {
+		st := j.Settings
+		if js.logGiven {
+			st.LogFormat, st.LogLevel, st.Quiet = js.LogFormat, js.LogLevel, js.Quiet
+		}
+		if j.Reboot {
+			st.Loop.StartAnew = true
+		}
+		def := strings.Join(j.Argv, "\x00") + "\x01" + strings.Join(j.Env, "\x00")
+		out = append(out, jobs.Job{Name: j.Name, Where: j.File + ":" + strconv.Itoa(j.Line), Def: def, Settings: st, Reboot: j.Reboot})
+	}
+	return out, nil
+}
+
+// reportJobs says each error of the files on stderr, one line each.
+func reportJobs(stderr io.Writer, err error) {
+	var errs jobsfile.Errors
+	if errors.As(err, &errs) {
+		for _, e := range errs {
+			ui.Report(stderr, e)
+		}
+		return
+	}
+	ui.Report(stderr, err)
 }
 
 // Job is one job of a jobs file, checked: the settings a standalone every
@@ -503,15 +584,8 @@ func CheckJobs(js JobsSettings, stdout, stderr io.Writer) int {
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "every: %s:%d: warning: %v\n", w.File, w.Line, w.Err)
 	}
-	var errs jobsfile.Errors
-	switch {
-	case errors.As(err, &errs):
-		for _, e := range errs {
-			ui.Report(stderr, e)
-		}
-		return ui.ExitUsage
-	case err != nil:
-		ui.Report(stderr, err)
+	if err != nil {
+		reportJobs(stderr, err)
 		return ui.ExitUsage
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)

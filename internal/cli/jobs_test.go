@@ -377,13 +377,6 @@ func TestParseJobs(t *testing.T) {
 	}
 }
 
-func TestJobsNotBuilt(t *testing.T) {
-	var errs bytes.Buffer
-	if code := JobsNotBuilt(&errs); code != 2 || !strings.HasPrefix(errs.String(), "every: every jobs runs its jobs in a later build") || strings.Count(errs.String(), "\n") != 1 {
-		t.Errorf("JobsNotBuilt = %d, %q", code, errs.String())
-	}
-}
-
 func TestQuoteWords(t *testing.T) {
 	tests := []struct {
 		words []string
