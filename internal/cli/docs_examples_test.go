@@ -308,7 +308,7 @@ func checkDocCommands(b docBlock) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 		}
-		if req.Run == nil && req.Status == nil && req.Next == nil && !slices.Contains(argv, "--help") && !slices.Contains(argv, "--version") && (len(argv) < 2 || argv[1] != "completion") {
+		if req.Run == nil && req.Status == nil && req.Next == nil && req.Jobs == nil && !slices.Contains(argv, "--help") && !slices.Contains(argv, "--version") && (len(argv) < 2 || argv[1] != "completion") {
 			return fmt.Errorf("%s: parsed to nothing", strings.Join(argv, " "))
 		}
 	}
