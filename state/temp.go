@@ -111,7 +111,7 @@ const leftoverAge = time.Minute
 // never pile up: there is at most one, of the last crash, per job.
 func (f File) removeLeftovers() {
 	dir := filepath.Dir(f.Path)
-	entries, err := os.ReadDir(dir)
+	entries, err := listings.read(dir)
 	if err != nil {
 		return
 	}
@@ -259,4 +259,40 @@ func (w *writer) removeReplaced() {
 		_ = unix.Unlink(name)
 	}
 	w.replaced = w.replaced[:0]
+}
+
+// listings are the state directories as read for their leftovers, kept a
+// few seconds: every jobs starts many jobs of one directory, each of which
+// would read it whole, a start quadratic in the number of jobs. A listing a
+// few seconds old misses only files made since, by writers alive then; a
+// leftover of a writer that died since is removed at the next start.
+var listings = &dirListings{m: map[string]dirListing{}}
+
+// listingAge is how long a directory's listing is used again.
+const listingAge = 5 * time.Second
+
+type dirListings struct {
+	mu sync.Mutex
+	m  map[string]dirListing
+}
+
+// dirListing is a directory's entries, as read at read.
+type dirListing struct {
+	read    time.Time
+	entries []os.DirEntry
+}
+
+// read returns dir's entries, as read within listingAge.
+func (d *dirListings) read(dir string) ([]os.DirEntry, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if l, ok := d.m[dir]; ok && time.Since(l.read) < listingAge {
+		return l.entries, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	d.m[dir] = dirListing{time.Now(), entries}
+	return entries, nil
 }

@@ -76,6 +76,16 @@ func StartCode(err error) int {
 // takes back a fleet job's announcement in the store. Nothing has run when
 // it fails.
 func Build(st Settings, stderr io.Writer) (cfg runner.Config, done func(), err error) {
+	if cfg, done, err = BuildJob(st, stderr); err == nil {
+		sleeper(&cfg, os.Getenv)
+	}
+	return cfg, done, err
+}
+
+// BuildJob is Build without the runtime's tuning for a process that runs
+// one loop (sleeper): every jobs builds many loops, and tunes the process
+// once (TuneProcess).
+func BuildJob(st Settings, stderr io.Writer) (cfg runner.Config, done func(), err error) {
 	cfg = st.Loop
 	cfg.Logger = NewLogger(stderr, st.LogFormat, st.LogLevel, st.Quiet).With("job", cfg.Name)
 	path, err := runner.LookPath(cfg.Command[0])
@@ -109,7 +119,6 @@ func Build(st Settings, stderr io.Writer) (cfg runner.Config, done func(), err e
 		cfg.Observer = mark
 	}
 	cfg.Signals = catch.Signals
-	sleeper(&cfg, os.Getenv)
 	return cfg, done, nil
 }
 

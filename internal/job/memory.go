@@ -50,6 +50,15 @@ func sleeper(cfg *runner.Config, getenv func(string) string) {
 	cfg.ReleaseAfter = releaseAfter
 }
 
+// TuneProcess readies a process of many loops (every jobs) for what it
+// mostly does, sleeping, once all are built: the runtime defaults above,
+// and its start-up pages dropped. Its loops give no memory back of their own
+// (a collection forced by one loop's wait would cost all the others).
+func TuneProcess() {
+	tuneRuntime(os.Getenv)
+	dropStartupPages()
+}
+
 // tuneRuntime applies the runtime defaults above, except those the
 // environment (getenv) sets.
 func tuneRuntime(getenv func(string) string) {

@@ -66,6 +66,8 @@ type supervisor struct {
 	// build and loop are job.Build and runner.Loop (tests give their own).
 	build func(job.Settings, io.Writer) (runner.Config, func(), error)
 	loop  func(context.Context, runner.Config) runner.Exit
+	// tune readies the process once its loops are built (job.TuneProcess).
+	tune func()
 	out   *output
 	gate  runner.Gate
 	// stderr is where the jobs log.
@@ -92,7 +94,7 @@ type loop struct {
 }
 
 func newSupervisor(opts Options, stdout, stderr io.Writer) *supervisor {
-	s := &supervisor{opts: opts, stderr: stderr, build: job.Build, loop: runner.Loop,
+	s := &supervisor{opts: opts, stderr: stderr, build: job.BuildJob, loop: runner.Loop, tune: job.TuneProcess,
 		log:     job.NewLogger(stderr, opts.LogFormat, opts.LogLevel, opts.Quiet),
 		running: map[string]*loop{}, waiting: map[string]Job{}, ended: make(chan *loop)}
 	s.out = &output{stdout: stdout, stderr: stderr, json: opts.LogFormat == "json", log: s.log}
@@ -111,6 +113,9 @@ func (s *supervisor) run(jobs []Job) (int, os.Signal) {
 	}
 	for _, l := range built {
 		s.start(l)
+	}
+	if s.tune != nil {
+		s.tune()
 	}
 	var changed chan struct{}
 	if len(s.opts.Watch) > 0 {
@@ -156,18 +161,37 @@ func (s *supervisor) run(jobs []Job) (int, os.Signal) {
 // buildAll builds each job's loop: all, or none (each built is let go
 // again) with the errors of those that cannot start.
 func (s *supervisor) buildAll(jobs []Job) ([]*loop, error) {
-	var (
-		built []*loop
-		errs  []error
-	)
-	for _, j := range jobs {
-		cfg, done, err := s.build(j.Settings, s.stderr)
-		if err != nil {
-			errs = append(errs, &jobError{j.Where, j.Name, err})
-			continue
-		}
-		built = append(built, s.newLoop(j, cfg, done))
+	// A few at once: a build is mostly the creation of the job's files
+	// (its lock, its marker, its state's check), which waits on the disk.
+	loops := make([]*loop, len(jobs))
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(buildersAtOnce, len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				j := jobs[i]
+				cfg, done, err := s.build(j.Settings, s.stderr)
+				if err != nil {
+					errs[i] = &jobError{j.Where, j.Name, err}
+					continue
+				}
+				loops[i] = s.newLoop(j, cfg, done)
+			}
+		})
 	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var built []*loop
+	for _, l := range loops {
+		if l != nil {
+			built = append(built, l)
+		}
+	}
+	errs = slices.DeleteFunc(errs, func(err error) bool { return err == nil })
 	if len(errs) > 0 {
 		for _, l := range built {
 			l.release()
@@ -176,6 +200,9 @@ func (s *supervisor) buildAll(jobs []Job) ([]*loop, error) {
 	}
 	return built, nil
 }
+
+// buildersAtOnce is how many jobs are built at once.
+const buildersAtOnce = 8
 
 // newLoop readies a job's loop: its own signals, the output told apart, the
 // gate shared, no memory given back by a loop of its own (the process's).

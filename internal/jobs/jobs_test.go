@@ -98,6 +98,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 	opts.Signals = h.signals
 	opts.LogFormat = "json"
 	h.s = newSupervisor(opts, io.Discard, &syncBuffer{b: h.log})
+	h.s.tune = nil
 	h.s.build = func(st job.Settings, _ io.Writer) (runner.Config, func(), error) {
 		cfg := st.Loop
 		if cfg.Command[0] == "broken" {
