@@ -68,8 +68,8 @@ type supervisor struct {
 	loop  func(context.Context, runner.Config) runner.Exit
 	// tune readies the process once its loops are built (job.TuneProcess).
 	tune func()
-	out   *output
-	gate  runner.Gate
+	out  *output
+	gate runner.Gate
 	// stderr is where the jobs log.
 	stderr io.Writer
 	// running are the loops by job name (mu: written by the supervisor's
