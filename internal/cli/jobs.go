@@ -12,7 +12,6 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -535,23 +534,7 @@ func duplicates(jobs []Job) jobsfile.Errors {
 
 // shownText is s as a line of the listing shows it: control characters and
 // bytes that are not UTF-8 escaped, as Go writes them in a string.
-func shownText(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case !strconv.IsPrint(r):
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
+func shownText(s string) string { return ui.Escape(s) }
 
 // quoteWords joins words as sh would read them back: each word with a blank,
 // a quote or another character special to sh in single quotes.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/everycli/every/internal/ui"
 )
 
 // seconds is d in seconds for performance data: plain decimal (never the
@@ -127,23 +129,7 @@ func printable(s string) bool {
 // escaped is a message that may hold words of a state directory (a file's
 // name in an error) with each unprintable character escaped as Go escapes
 // it in a string, and nothing else changed.
-func escaped(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case !strconv.IsPrint(r):
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
+func escaped(s string) string { return ui.Escape(s) }
 
 // cut shortens s to at most n bytes, at a character's boundary, marking
 // the cut with "...".
