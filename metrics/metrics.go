@@ -1,9 +1,11 @@
 // Package metrics owns --metrics-file (docs/GUIDE.md, Prometheus metrics
 // (--metrics-file)): a job's counters and its last run as Prometheus text
 // exposition, for node_exporter's textfile collector, rewritten atomically
-// when every starts and at each run's start and end.
+// when every starts and at each run's start and end; and the same
+// exposition, for many jobs at once, for every --listen's /metrics (Render,
+// from each job's Snapshot).
 //
-// What the file says, and why:
+// What the exposition says, and why:
 //
 //   - Counters (runs, failures, overrun skips) come from the job's state, so
 //     they survive restarts and count what every instance sharing the state
@@ -72,7 +74,7 @@ type File struct {
 	log  *slog.Logger
 
 	mu        sync.Mutex
-	snap      snapshot
+	snap      Snapshot
 	dirty     bool        // skips told and not yet written
 	timer     *time.Timer // armed to write held-back skips
 	lastWrite time.Time   // of the last attempt, written or not
@@ -85,20 +87,6 @@ type File struct {
 
 var _ runner.Observer = (*File)(nil)
 
-// snapshot is what the file says.
-type snapshot struct {
-	rec state.Record
-	// overrun counts overrun skips told since rec was taken: the loop books
-	// them in its record, and tells of them before it passes that record on.
-	overrun  int
-	skips    map[string]int // the other reasons, since start
-	duration time.Duration  // of the last finished run
-	late     time.Duration  // of the last finished run, from its slot
-	exitCode int            // of the last finished run
-	next     time.Time
-	running  bool
-}
-
 // New returns the metrics file at path for the job. It writes nothing until
 // it is told something (Began); errors of writes are logged on logger (nil:
 // none), one line when they start, a summary a minute, one when they end.
@@ -106,7 +94,7 @@ func New(path, job string, logger *slog.Logger) *File {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &File{path: path, job: job, log: logger, snap: snapshot{skips: map[string]int{}}}
+	return &File{path: path, job: job, log: logger}
 }
 
 // Began writes the file at start: the counters of the record as found, the
@@ -114,15 +102,7 @@ func New(path, job string, logger *slog.Logger) *File {
 func (f *File) Began(rec state.Record, next time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := &f.snap
-	s.rec, s.overrun, s.next, s.running = rec, 0, next, false
-	s.exitCode, s.duration, s.late = rec.LastExitCode, 0, 0
-	if !rec.LastRun.IsZero() && !rec.LastEnd.Before(rec.LastRun) {
-		s.duration = rec.LastEnd.Sub(rec.LastRun)
-	}
-	if !rec.LastRun.IsZero() && !rec.LastSlot.IsZero() {
-		s.late = rec.LastRun.Sub(rec.LastSlot)
-	}
+	f.snap.Began(rec, next)
 	f.write()
 }
 
@@ -132,11 +112,7 @@ func (f *File) Began(rec state.Record, next time.Time) {
 func (f *File) Started(r runner.Run) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := &f.snap
-	s.rec, s.overrun, s.running = r.Record, 0, true
-	if !r.Next.IsZero() {
-		s.next = r.Next
-	}
+	f.snap.Started(r)
 	f.write()
 }
 
@@ -145,10 +121,7 @@ func (f *File) Started(r runner.Run) {
 func (f *File) Finished(r runner.Run) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := &f.snap
-	s.rec, s.overrun, s.running = r.Record, 0, false
-	s.duration, s.late, s.exitCode = r.End.Sub(r.Start), r.Late, r.Result.ExitCode
-	s.next = r.Next
+	f.snap.Finished(r)
 	f.write()
 }
 
@@ -158,16 +131,7 @@ func (f *File) Finished(r runner.Run) {
 func (f *File) Skipped(reason string, count int, next time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if count > 0 {
-		if reason == "overrun" {
-			f.snap.overrun += count
-		} else {
-			f.snap.skips[reason] += count
-		}
-	}
-	if !next.IsZero() {
-		f.snap.next = next
-	}
+	f.snap.Skipped(reason, count, next)
 	f.dirty = true
 	f.throttled()
 }
@@ -226,7 +190,7 @@ func (f *File) write() {
 	now := time.Now()
 	f.lastWrite = now
 	f.writes++
-	f.lastErr = writeFile(f.path, render(f.job, &f.snap), &f.written)
+	f.lastErr = writeFile(f.path, Render(Job{f.job, &f.snap}), &f.written)
 	if f.lastErr != nil {
 		f.failed(now, f.lastErr)
 		return

@@ -455,7 +455,7 @@ func TestAnotherUsersFileReplaced(t *testing.T) {
 		t.Skip("chown needs root")
 	}
 	path := filepath.Join(t.TempDir(), "backup.prom")
-	old := render("backup", &snapshot{rec: state.Record{Runs: 1}})
+	old := Render(Job{"backup", &Snapshot{Record: state.Record{Runs: 1}}})
 	if err := os.WriteFile(path, old, 0o666); err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +534,7 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours := filepath.Join(dir, "ours.prom")
-	if err := os.WriteFile(ours, render("backup", &snapshot{rec: record()}), 0o644); err != nil {
+	if err := os.WriteFile(ours, Render(Job{"backup", &Snapshot{Record: record()}}), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	script := filepath.Join(dir, "backup.sh")
@@ -620,7 +620,7 @@ func TestWriteReplacesOnlyMetrics(t *testing.T) {
 		t.Errorf("the script was replaced: %.60q", b)
 	}
 	other := filepath.Join(dir, "other.prom")
-	if err := os.WriteFile(other, render("backup", &snapshot{rec: record()}), 0o644); err != nil {
+	if err := os.WriteFile(other, Render(Job{"backup", &Snapshot{Record: record()}}), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(other, path); err != nil {
@@ -751,5 +751,93 @@ func TestSeconds(t *testing.T) {
 		if got := timestamp(tc.t); got != tc.want {
 			t.Errorf("timestamp(%v) = %q, want %q", tc.t, got, tc.want)
 		}
+	}
+}
+
+// Render of several jobs (every --listen's /metrics) is one exposition that
+// Prometheus' parser takes: each family once, with each job's samples, the
+// job told apart by its label; a job's own skip reasons are its own.
+func TestRenderManyJobs(t *testing.T) {
+	a := &Snapshot{}
+	a.Began(record(), next)
+	a.Skipped("lock", 2, next)
+	b := &Snapshot{}
+	b.Began(state.Record{Version: 1, Name: "new", Schedule: "1h", Anchor: slot, Runs: 3}, next)
+	b.Started(runner.Run{Record: state.Record{Runs: 4, Running: true}, Next: next})
+	hostile := "we\"ird\\job\n<x>"
+	text := Render(Job{"backup", a}, Job{hostile, b})
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		t.Fatalf("the text parser refuses the exposition: %v\n%s", err, text)
+	}
+	if len(fams) != len(names) {
+		t.Errorf("%d families, want %d", len(fams), len(names))
+	}
+	if n := strings.Count(string(text), "# TYPE every_runs_total "); n != 1 {
+		t.Errorf("every_runs_total's TYPE %d times, want once", n)
+	}
+	// sample is the value of name{job, reason}.
+	sample := func(name, job, reason string) (float64, bool) {
+		for _, m := range fams[name].GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["job"] == job && labels["reason"] == reason {
+				if m.Counter != nil {
+					return m.GetCounter().GetValue(), true
+				}
+				return m.GetGauge().GetValue(), true
+			}
+		}
+		return 0, false
+	}
+	for _, name := range names {
+		for _, job := range []string{"backup", hostile} {
+			reason := ""
+			if name == "every_skips_total" {
+				reason = "locked"
+			}
+			if _, ok := sample(name, job, reason); !ok {
+				t.Errorf("no %s{job=%q}", name, job)
+			}
+		}
+	}
+	for _, w := range []struct {
+		name, job, reason string
+		v                 float64
+	}{
+		{"every_runs_total", "backup", "", 42},
+		{"every_runs_total", hostile, "", 4},
+		{"every_running", "backup", "", 0},
+		{"every_running", hostile, "", 1},
+		{"every_skips_total", "backup", "lock", 2},
+		{"every_skips_total", "backup", "overrun", 5},
+	} {
+		if got, _ := sample(w.name, w.job, w.reason); got != w.v {
+			t.Errorf("%s{job=%q,reason=%q} = %v, want %v", w.name, w.job, w.reason, got, w.v)
+		}
+	}
+	if _, ok := sample("every_skips_total", hostile, "lock"); ok {
+		t.Errorf("the second job has the first's skip reason lock")
+	}
+	if Render() != nil {
+		t.Errorf("Render of no jobs = %q, want nothing", Render())
+	}
+}
+
+// A Snapshot's Clone shares nothing with it: /metrics renders a clone while
+// the loop goes on telling the job's Snapshot.
+func TestSnapshotClone(t *testing.T) {
+	s := &Snapshot{}
+	s.Began(record(), next)
+	s.Record.Command = []string{"backup", "--full"}
+	s.Skipped("locked", 1, next)
+	c := s.Clone()
+	s.Skipped("locked", 1, next)
+	s.Record.Command[1] = "--quick"
+	if c.Skips["locked"] != 1 || c.Record.Command[1] != "--full" {
+		t.Errorf("the clone changed with the snapshot: skips %v, command %q", c.Skips, c.Record.Command)
 	}
 }

@@ -1,6 +1,6 @@
 package metrics
 
-// This file renders a snapshot in Prometheus' text format.
+// This file renders snapshots in Prometheus' text format.
 
 import (
 	"fmt"
@@ -11,10 +11,25 @@ import (
 	"unicode/utf8"
 )
 
-// family is one metric of the file.
+// family is one metric of the exposition.
 type family struct {
 	name, typ, help string
-	samples         []sample
+}
+
+// families are the metrics of the exposition, in its order (docs/GUIDE.md,
+// Prometheus metrics (--metrics-file)).
+var families = []family{
+	{"every_runs_total", "counter", "Runs started, from the job's state (they survive restarts)."},
+	{"every_failures_total", "counter", "Runs that failed, from the job's state."},
+	{"every_skips_total", "counter", "Slots skipped, by reason: overrun from the job's state, the others since every started."},
+	{"every_last_run_timestamp_seconds", "gauge", "When the last run started, in Unix seconds; 0: never."},
+	{"every_last_success_timestamp_seconds", "gauge", "When the last successful run started, in Unix seconds; 0: never."},
+	{"every_next_run_timestamp_seconds", "gauge", "The slot waited for next, in Unix seconds; 0: none."},
+	{"every_last_duration_seconds", "gauge", "How long the last finished run took, its retries included."},
+	{"every_last_exit_code", "gauge", "The exit code of the last finished run (124: timeout, 128+n: signal n)."},
+	{"every_last_lateness_seconds", "gauge", "How late after its slot the last finished run started."},
+	{"every_consecutive_failures", "gauge", "Runs failed in a row, up to the last finished run."},
+	{"every_running", "gauge", "1 while a run is in progress, else 0."},
 }
 
 type sample struct {
@@ -22,56 +37,75 @@ type sample struct {
 	value  string
 }
 
-// render returns the exposition of the snapshot.
-func render(job string, s *snapshot) []byte {
-	r := &s.rec
+// samples returns a job's samples, family by family (in the order of
+// families).
+func samples(s *Snapshot) [][]sample {
+	r := &s.Record
 	one := func(v string) []sample { return []sample{{value: v}} }
 	running := "0"
-	if s.running {
+	if s.Running {
 		running = "1"
 	}
 	var skips []sample
 	for _, reason := range Reasons {
-		n := s.skips[reason]
+		n := s.Skips[reason]
 		if reason == "overrun" {
-			n = r.Skipped + s.overrun
+			n = r.Skipped + s.Overrun
 		}
 		skips = append(skips, sample{reason, strconv.Itoa(n)})
 	}
 	var others []string
-	for reason := range s.skips {
+	for reason := range s.Skips {
 		if !slices.Contains(Reasons, reason) {
 			others = append(others, reason)
 		}
 	}
 	slices.Sort(others)
 	for _, reason := range others {
-		skips = append(skips, sample{reason, strconv.Itoa(s.skips[reason])})
+		skips = append(skips, sample{reason, strconv.Itoa(s.Skips[reason])})
 	}
-	families := []family{
-		{"every_runs_total", "counter", "Runs started, from the job's state (they survive restarts).", one(strconv.Itoa(r.Runs))},
-		{"every_failures_total", "counter", "Runs that failed, from the job's state.", one(strconv.Itoa(r.Failures))},
-		{"every_skips_total", "counter", "Slots skipped, by reason: overrun from the job's state, the others since every started.", skips},
-		{"every_last_run_timestamp_seconds", "gauge", "When the last run started, in Unix seconds; 0: never.", one(timestamp(r.LastRun))},
-		{"every_last_success_timestamp_seconds", "gauge", "When the last successful run started, in Unix seconds; 0: never.", one(timestamp(r.LastSuccess))},
-		{"every_next_run_timestamp_seconds", "gauge", "The slot waited for next, in Unix seconds; 0: none.", one(timestamp(s.next))},
-		{"every_last_duration_seconds", "gauge", "How long the last finished run took, its retries included.", one(duration(s.duration))},
-		{"every_last_exit_code", "gauge", "The exit code of the last finished run (124: timeout, 128+n: signal n).", one(strconv.Itoa(s.exitCode))},
-		{"every_last_lateness_seconds", "gauge", "How late after its slot the last finished run started.", one(duration(s.late))},
-		{"every_consecutive_failures", "gauge", "Runs failed in a row, up to the last finished run.", one(strconv.Itoa(r.ConsecutiveFailures))},
-		{"every_running", "gauge", "1 while a run is in progress, else 0.", one(running)},
+	return [][]sample{
+		one(strconv.Itoa(r.Runs)),
+		one(strconv.Itoa(r.Failures)),
+		skips,
+		one(timestamp(r.LastRun)),
+		one(timestamp(r.LastSuccess)),
+		one(timestamp(s.Next)),
+		one(duration(s.Duration)),
+		one(strconv.Itoa(s.ExitCode)),
+		one(duration(s.Late)),
+		one(strconv.Itoa(r.ConsecutiveFailures)),
+		one(running),
+	}
+}
+
+// Render returns the Prometheus text exposition of the jobs: each metric's
+// help and type once, then its samples for each job in the order given,
+// each labelled job="NAME" (the names are the caller's to keep apart), with
+// no timestamps. It is the one rendering of every's metrics: the metrics
+// file's (one job) and every --listen's /metrics (all its jobs). No jobs is
+// an empty exposition.
+func Render(jobs ...Job) []byte {
+	if len(jobs) == 0 {
+		return nil
+	}
+	all := make([][][]sample, len(jobs))
+	for i, j := range jobs {
+		all[i] = samples(j.Snapshot)
 	}
 	var b strings.Builder
-	labels := `{job="` + escape(job) + `"`
-	for _, fam := range families {
+	for f, fam := range families {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", fam.name, fam.help, fam.name, fam.typ)
-		for _, smp := range fam.samples {
-			b.WriteString(fam.name)
-			b.WriteString(labels)
-			if smp.reason != "" {
-				b.WriteString(`,reason="` + escape(smp.reason) + `"`)
+		for i, j := range jobs {
+			labels := `{job="` + escape(j.Name) + `"`
+			for _, smp := range all[i][f] {
+				b.WriteString(fam.name)
+				b.WriteString(labels)
+				if smp.reason != "" {
+					b.WriteString(`,reason="` + escape(smp.reason) + `"`)
+				}
+				b.WriteString("} " + smp.value + "\n")
 			}
-			b.WriteString("} " + smp.value + "\n")
 		}
 	}
 	return []byte(b.String())
