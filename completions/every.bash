@@ -30,7 +30,7 @@ _every() {
             [[ $statedir == = ]] && statedir=${COMP_WORDS[i+2]}
         fi
         case $w in
-        --tz|--jitter|--delay|--catch-up|--catch-up-max|--max-runs|--retries|--backoff|--backoff-max|--retry-on|--no-retry-on|--max-failures|--timeout|--signal|--kill-after|--name|--output-tail|--state-dir|--state|--lock|--lock-wait|--store|--lock-ttl|--on-failure|--on-failure-after|--on-each-failure|--on-success|--on-recover|--hook-timeout|--ping|--ping-timeout|--ping-fail-after|--metrics-file|--log-format|--log-level|--max-age|--warn-age|-n|--from)
+        --tz|--jitter|--delay|--catch-up|--catch-up-max|--max-runs|--retries|--backoff|--backoff-max|--retry-on|--no-retry-on|--max-failures|--timeout|--signal|--kill-after|--name|--output-tail|--state-dir|--state|--lock|--lock-wait|--store|--lock-ttl|--on-failure|--on-failure-after|--on-each-failure|--on-success|--on-recover|--hook-timeout|--ping|--ping-timeout|--ping-fail-after|--metrics-file|--listen|--max-age|--log-format|--log-level|--warn-age|-n|--from)
             ((i++)); [[ ${COMP_WORDS[i]} == = ]] && ((i++)); continue ;;
         -*) continue ;;
         esac
@@ -67,7 +67,7 @@ _every() {
     --signal) COMPREPLY=($(compgen -W 'TERM INT HUP KILL QUIT USR1 USR2' -- "$cur")); return ;;
     --state-dir) compopt -o filenames 2>/dev/null; _every_add < <(compgen -d -- "$cur"); return ;;
     --state|--lock|--metrics-file) compopt -o filenames 2>/dev/null; _every_add < <(compgen -f -- "$cur"); return ;;
-    --tz|--jitter|--delay|--catch-up|--catch-up-max|--max-runs|--retries|--backoff|--backoff-max|--retry-on|--no-retry-on|--max-failures|--timeout|--signal|--kill-after|--name|--output-tail|--state-dir|--state|--lock|--lock-wait|--store|--lock-ttl|--on-failure|--on-failure-after|--on-each-failure|--on-success|--on-recover|--hook-timeout|--ping|--ping-timeout|--ping-fail-after|--metrics-file|--log-format|--log-level|--max-age|--warn-age|-n|--from) return ;;
+    --tz|--jitter|--delay|--catch-up|--catch-up-max|--max-runs|--retries|--backoff|--backoff-max|--retry-on|--no-retry-on|--max-failures|--timeout|--signal|--kill-after|--name|--output-tail|--state-dir|--state|--lock|--lock-wait|--store|--lock-ttl|--on-failure|--on-failure-after|--on-each-failure|--on-success|--on-recover|--hook-timeout|--ping|--ping-timeout|--ping-fail-after|--metrics-file|--listen|--max-age|--log-format|--log-level|--warn-age|-n|--from) return ;;
     esac
 
     case $sub in
@@ -89,7 +89,7 @@ _every() {
         [[ $cur == -* ]] || COMPREPLY=($(compgen -W 'bash zsh fish' -- "$cur")) ;;
     *)
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W '--align --tz --jitter --delay --catch-up --catch-up-max --max-runs --retries --backoff --backoff-max --retry-on --no-retry-on --max-failures --timeout --signal --kill-after --name --stdin --quiet-success --output-tail --state-dir --state --no-state --lock --no-lock --lock-wait --store --lock-ttl --on-failure --on-failure-after --on-each-failure --on-success --on-recover --hook-timeout --ping --ping-timeout --ping-fail-after --metrics-file --log-format --log-level --quiet -q --help -h --version' -- "$cur"))
+            COMPREPLY=($(compgen -W '--align --tz --jitter --delay --catch-up --catch-up-max --max-runs --retries --backoff --backoff-max --retry-on --no-retry-on --max-failures --timeout --signal --kill-after --name --stdin --quiet-success --output-tail --state-dir --state --no-state --lock --no-lock --lock-wait --store --lock-ttl --on-failure --on-failure-after --on-each-failure --on-success --on-recover --hook-timeout --ping --ping-timeout --ping-fail-after --metrics-file --listen --max-age --log-format --log-level --quiet -q --help -h --version' -- "$cur"))
         elif [[ -z $sched ]]; then
             COMPREPLY=($(compgen -W 'status next completion' -- "$cur"))
         else

@@ -16,7 +16,7 @@ function __every_where
             case --
                 test "$argv[1]" = --rest; and printf '%s\n' $tokens; or echo command
                 return
-            case --tz --jitter --delay --catch-up --catch-up-max --max-runs --retries --backoff --backoff-max --retry-on --no-retry-on --max-failures --timeout --signal --kill-after --name --output-tail --state-dir --state --lock --lock-wait --store --lock-ttl --on-failure --on-failure-after --on-each-failure --on-success --on-recover --hook-timeout --ping --ping-timeout --ping-fail-after --metrics-file --log-format --log-level --max-age --warn-age -n --from
+            case --tz --jitter --delay --catch-up --catch-up-max --max-runs --retries --backoff --backoff-max --retry-on --no-retry-on --max-failures --timeout --signal --kill-after --name --output-tail --state-dir --state --lock --lock-wait --store --lock-ttl --on-failure --on-failure-after --on-each-failure --on-success --on-recover --hook-timeout --ping --ping-timeout --ping-fail-after --metrics-file --listen --max-age --log-format --log-level --warn-age -n --from
                 set -q tokens[1]; and set -e tokens[1]
             case '-*'
             case '*'
@@ -105,6 +105,8 @@ complete -c every -n '__every_in run sched' -l ping -x -d 'ping URL at each run\
 complete -c every -n '__every_in run sched' -l ping-timeout -x -d 'give a ping D to answer'
 complete -c every -n '__every_in run sched' -l ping-fail-after -x -d 'ping a failure only once N runs in a row failed; before, /log'
 complete -c every -n '__every_in run sched' -l metrics-file -r -F -d 'write Prometheus metrics to PATH, for node_exporter\'s textfile collector'
+complete -c every -n '__every_in run sched' -l listen -x -d 'serve /metrics, /healthz and a page of the job over HTTP at ADDR: localhost:9746, :9746 (every interface) or unix:/path'
+complete -c every -n '__every_in run sched' -l max-age -x -d 'with --listen, /healthz fails once the last success is older than D (a job not run yet: its first slot)'
 complete -c every -n '__every_in run sched' -l log-format -x -a 'text json' -d 'log as FORMAT: text (logfmt) or json'
 complete -c every -n '__every_in run sched' -l log-level -x -a 'debug info warn error' -d 'log LEVEL: debug, info, warn or error'
 complete -c every -n '__every_in run sched' -l quiet -s q -d 'log warnings and errors only (--log-level warn)'

@@ -9,6 +9,7 @@ import (
 
 	"github.com/everycli/every/internal/job"
 	"github.com/everycli/every/internal/jobfiles"
+	"github.com/everycli/every/internal/listen"
 	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/runner"
 	"github.com/everycli/every/schedule"
@@ -42,10 +43,15 @@ func config(c *cli.Context, inv invocation) (job.Settings, error) {
 		PingFailAfter: o.count("ping-fail-after"),
 		MetricsFile:   c.String("metrics-file"),
 		MetricsFlag:   o.label("metrics-file"),
+		Listen:        c.String("listen"),
+		ListenFlag:    o.label("listen"),
 		LogFormat:     o.oneOf("log-format", logFormats...),
 		LogLevel:      o.oneOf("log-level", logLevels...),
 	}
 	st.Quiet = c.Bool("quiet") || st.Loop.QuietSuccess
+	if o.get("max-age") != "" {
+		st.MaxAge = o.duration("max-age")
+	}
 	cfg := &st.Loop
 	cfg.CatchUp, _ = runner.ParseCatchUp(o.oneOf("catch-up", catchUpPolicies...))
 	if sched.Recorded() == schedule.RebootText {
@@ -125,6 +131,16 @@ func (o *options) check(st job.Settings, sched schedule.Schedule, given string) 
 		return bad("ping-fail-after", "give 1 or more runs", "")
 	case st.StatePath != "" && st.StatePath == st.LockPath:
 		return ui.Usagef("bad --state and --lock %q: they may not name the same file; give each its own", st.StatePath)
+	case o.get("max-age") != "" && st.MaxAge == 0:
+		return bad("max-age", "give an age such as 1h", "")
+	}
+	if st.Listen != "" {
+		if o.inFile {
+			return ui.Usagef("bad %s %q: a job's line has no server of its own; every jobs --listen ADDR serves all the jobs of its files", o.label("listen"), st.Listen)
+		}
+		if _, err := listen.ParseAddr(st.Listen); err != nil {
+			return bad("listen", err.Error(), "")
+		}
 	}
 	return o.checkStore(st)
 }

@@ -129,6 +129,8 @@ var runFlags = []cli.Flag{
 	stringFlag(catMonitor, "ping-timeout", "5s", "give a ping `D` to answer"),
 	stringFlag(catMonitor, "ping-fail-after", "1", "ping a failure only once `N` runs in a row failed; before, /log"),
 	stringFlag(catMonitor, "metrics-file", "", "write Prometheus metrics to `PATH`, for node_exporter's textfile collector"),
+	stringFlag(catMonitor, "listen", "", "serve /metrics, /healthz and a page of the job over HTTP at `ADDR`: localhost:9746, :9746 (every interface) or unix:/path"),
+	stringFlag(catMonitor, "max-age", "", "with --listen, /healthz fails once the last success is older than `D` (a job not run yet: its first slot)"),
 	stringFlag(catLogs, "log-format", "text", "log as `FORMAT`: text (logfmt) or json"),
 	stringFlag(catLogs, "log-level", "info", "log `LEVEL`: debug, info, warn or error"),
 	boolFlag(catLogs, "quiet", "log warnings and errors only (--log-level warn)", "q"),

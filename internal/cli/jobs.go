@@ -282,8 +282,14 @@ func inOrder(errs []*jobsfile.LineError, names []string) {
 // environment variable either.
 func isJobOption(option string) bool {
 	_, ok := flagArity(runFlags)[option]
-	return ok && option != "name" && option != "help" && option != "h" && option != "version" && canonical()[option] == option
+	return ok && option != "name" && !jobsOwn[option] && option != "help" && option != "h" && option != "version" && canonical()[option] == option
 }
+
+// jobsOwn are the run's options that every jobs takes for itself, not for
+// each job: --listen, its one server of all the jobs. A line refuses them,
+// a file's EVERY_<OPTION>= line is no default, and every's own
+// environment's is not each job's.
+var jobsOwn = map[string]bool{"listen": true}
 
 // fileFlags are the run's flags without their environment variables: for
 // a line of a jobs file, every's own environment is read by
@@ -323,7 +329,7 @@ func environmentTokens() (optionTokens, error) {
 	ot := optionTokens{labels: map[string]string{}}
 	for _, f := range runFlags {
 		vars := plain(f).(interface{ GetEnvVars() []string }).GetEnvVars()
-		if len(vars) == 0 {
+		if len(vars) == 0 || jobsOwn[f.Names()[0]] {
 			continue
 		}
 		value := os.Getenv(vars[0])

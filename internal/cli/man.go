@@ -125,6 +125,7 @@ var logEvents = []logEvent{
 	{"output", nil, "warn; info for a line of output", []string{"dropped_bytes", "output_tail", "job", "stream", "line"}, "with `--quiet-success`, the output of a failed run was longer than `--output-tail`: the last `output_tail` bytes follow this line, the `dropped_bytes` before them were not kept; with `every jobs --log-format json`, each line a command writes (`job`, `stream` `stdout` or `stderr`, `line`)"},
 	{"hook", nil, "info, warn if it failed", []string{"hook", "result", "exit_code", "duration_ms", "error"}, "a hook ended"},
 	{"ping", nil, "warn (debug when sent)", []string{"host", "ping", "status", "error", "attempts", "queue", "redirect_host"}, "a ping failed (`ping` is its kind: `start`, `fail`, `log` or an exit status) or was dropped; a redirect is never followed and is an error (`redirect_host`); the URL's path is never logged"},
+	{"listen", nil, "info; error when it stops serving; debug for net/http's own complaints", []string{"addr", "error"}, "with `--listen`: once at start, where the server listens (`addr`, a URL, or `unix:PATH`); or the server stopped on an error, and the jobs go on without it"},
 	{"metrics", nil, "error, then warn; info when it works again", []string{"metrics_file", "error"}, "the metrics file could not be written"},
 	{"ready", nil, "info", []string{"schedule", "first", "in"}, "once, at start: the first slot to run and how long until its run (`0s`: at once, for a slot missed); for a one-shot with nothing to run, the next slot, followed by its `skip reason=done` line"},
 }

@@ -1,7 +1,8 @@
 // Package job turns the checked command line of a run (Settings) into the
 // loop's runner.Config, in one place (Build), and runs it (Run). It owns
 // what a job is beside its loop: its name, where its files go and their
-// checks, the fleet's store, who is told of each run (pings, metrics), the
+// checks, the fleet's store, who is told of each run (pings, metrics, the
+// --listen server), the
 // logger, the runtime's tuning for a process that mostly sleeps, and the
 // active marker that every status reads.
 package job
@@ -35,6 +36,13 @@ type Settings struct {
 	PingFailAfter int
 	MetricsFile   string // --metrics-file; empty: none
 	MetricsFlag   string // where MetricsFile came from, for messages: the flag or its variable
+	// Listen is --listen's address (listen.ParseAddr, checked); empty:
+	// no server, and nothing of it is made. ListenFlag is where it came
+	// from, for messages.
+	Listen, ListenFlag string
+	// MaxAge is --max-age: the age past which the job's last success makes
+	// it unhealthy for --listen's /healthz; 0: none. It means nothing else.
+	MaxAge time.Duration
 
 	LogFormat, LogLevel string // --log-format, --log-level, checked
 	Quiet               bool   // -q, or --quiet-success: warnings and errors only

@@ -6,8 +6,8 @@ package listen
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
-	"strings"
 
 	"github.com/everycli/every/metrics"
 )
@@ -98,16 +98,11 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 
 // page answers /: the page of the jobs.
 func (s *Server) page(w http.ResponseWriter, _ *http.Request) {
-	var b strings.Builder
-	if err := pageTemplate.Execute(&b, s.pageData(s.listed(), s.now())); err != nil {
-		http.Error(w, "cannot show the page", http.StatusInternalServerError)
-		s.log.Error("cannot show the page", "event", Event, "error", err.Error())
-		return
-	}
+	page := render(s.pageData(s.listed(), s.now()))
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	// No script may run, whatever a name holds; styles are the page's own.
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
 	h.Set("Referrer-Policy", "no-referrer")
-	_, _ = w.Write([]byte(b.String()))
+	_, _ = io.WriteString(w, page)
 }

@@ -1,5 +1,5 @@
 // Package listen owns --listen (docs/GUIDE.md, Health and metrics over
-// HTTP): a small read-only HTTP server, of the standard library alone, that
+// HTTP (--listen)): a small read-only HTTP server, of the standard library alone, that
 // shows the jobs of one every process, a standalone every's one job or
 // every jobs' many: /metrics (the Prometheus exposition of package
 // metrics), /healthz (200, or 503 naming each unhealthy job and why) and /
@@ -122,6 +122,9 @@ type shown struct {
 // an address this host does not have) is a start-up failure: nothing has
 // run yet.
 func (s *Server) Start() error {
+	if s.srv != nil {
+		return &Error{Addr: s.addr, Err: errors.New("started already")}
+	}
 	a, err := ParseAddr(s.addr)
 	if err != nil {
 		return &Error{Addr: s.addr, Err: err}

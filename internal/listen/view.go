@@ -113,7 +113,7 @@ type health struct {
 }
 
 // judge tells whether a job is healthy at now (docs/GUIDE.md, Health and
-// metrics over HTTP): not when its last run, as its record tells it (a run
+// metrics over HTTP (--listen)): not when its last run, as its record tells it (a run
 // of an earlier every included), did not succeed; nor, with a max-age,
 // when its last success is older, or, when it has never run, when its
 // first slot is. A job whose loop has not begun, or whose first slot has
