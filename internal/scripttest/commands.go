@@ -66,12 +66,17 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 		"stopped": stoppedCmd,
 		// healthchecks.io pings (ping.go).
 		"pingserver": pingServerCmd,
+		// every --listen's server, as a client and a browser see it (http.go).
+		"freeport": freePortCmd,
+		"httpget":  httpGetCmd,
+		"browse":   browseCmd,
 		// Help, usage and completion (examples.go).
 		"example": exampleCmd,
 	}
 }
 
-// Condition answers the scripts' conditions: [redis], [etcd], [tmpfs], [pidns].
+// Condition answers the scripts' conditions: [redis], [etcd], [tmpfs],
+// [pidns], [chromium].
 func Condition(cond string) (bool, error) {
 	switch cond {
 	case "redis":
@@ -82,6 +87,8 @@ func Condition(cond string) (bool, error) {
 		return tmpfsCondition()
 	case "pidns":
 		return pidnsCondition()
+	case "chromium":
+		return chromiumCondition()
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
