@@ -75,7 +75,7 @@ func New(addr string, logger *slog.Logger) *Server {
 // so its strip and its counters go on; give it when the new definition's
 // loop starts, after the old one ended, whose observer then tells nobody.
 func (s *Server) Job(j Job) runner.Observer {
-	e := &entry{job: j}
+	e := &entry{job: j, command: commandText(j.Command)}
 	cur := &view{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -106,15 +106,16 @@ func (s *Server) listed() []shown {
 	s.mu.Unlock()
 	out := make([]shown, len(jobs))
 	for i, e := range jobs {
-		out[i] = shown{job: e.job, view: e.view.Load()}
+		out[i] = shown{job: e.job, command: e.command, view: e.view.Load()}
 	}
 	return out
 }
 
 // shown is a job and its view, at one moment.
 type shown struct {
-	job  Job
-	view *view
+	job     Job
+	command string
+	view    *view
 }
 
 // Start listens on the server's address, and serves in a goroutine of its

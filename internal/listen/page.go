@@ -55,7 +55,7 @@ func (s *Server) pageData(jobs []shown, now time.Time) pageData {
 		}
 		r := &v.snap.Record
 		h := judge(v, j.job.MaxAge, now)
-		pj := pageJob{Name: j.job.Name, Schedule: j.job.Schedule, Command: commandText(j.job.Command),
+		pj := pageJob{Name: j.job.Name, Schedule: j.job.Schedule, Command: j.command,
 			LastRun: "never", Result: "-", ResultClass: "none", Next: "-", Failures: r.ConsecutiveFailures,
 			Healthy: h.ok, Why: h.why}
 		if !r.LastRun.IsZero() {

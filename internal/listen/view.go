@@ -57,10 +57,12 @@ func (v *view) clone() *view {
 	return &c
 }
 
-// entry is a job as the server holds it: its settings and its latest view.
+// entry is a job as the server holds it: its settings, its command as the
+// page shows it, and its latest view.
 type entry struct {
-	job  Job
-	view atomic.Pointer[view]
+	job     Job
+	command string
+	view    atomic.Pointer[view]
 }
 
 // observer is a job's runner.Observer: it keeps the job's view up to date.
