@@ -48,7 +48,7 @@ func observers(st Settings, cfg *runner.Config) (obs runner.Observer, done func(
 		srv := listen.New(st.Listen, cfg.Logger)
 		all = append(all, srv.Job(Served(st, *cfg)))
 		if err := srv.Start(); err != nil {
-			return nil, done, listenError(st, err)
+			return nil, done, ListenError(st.Listen, st.ListenFlag, err)
 		}
 		closers = append(closers, func() { _ = srv.Close() })
 	}
@@ -88,14 +88,15 @@ func Serve(srv *listen.Server, st Settings, cfg *runner.Config) {
 	cfg.Observer = runner.Observers{cfg.Observer, obs}
 }
 
-// listenError is the one line of a --listen address that cannot be
-// listened on: the address, why in a few words, and what to do.
-func listenError(st Settings, err error) error {
-	flag := st.ListenFlag
+// ListenError is the one line of a --listen address that cannot be
+// listened on (err from listen.Server's Start): the address, why in a few
+// words, and what to do; flag names where the address came from (empty:
+// --listen). A standalone every's, and every jobs' own.
+func ListenError(addr, flag string, err error) error {
 	if flag == "" {
 		flag = "--listen"
 	}
-	unix := strings.HasPrefix(st.Listen, "unix:")
+	unix := strings.HasPrefix(addr, "unix:")
 	var dns *net.DNSError
 	var why, hint string
 	switch {
@@ -121,7 +122,7 @@ func listenError(st Settings, err error) error {
 	default:
 		why, hint = ui.UnwrapPath(errors.Unwrap(err)).Error(), "choose another address for "+flag
 	}
-	return fmt.Errorf("cannot listen on %q: %s; %s", st.Listen, why, hint)
+	return fmt.Errorf("cannot listen on %q: %s; %s", addr, why, hint)
 }
 
 // metricsError is the one line of a metrics file that cannot be written:
