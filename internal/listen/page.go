@@ -128,6 +128,7 @@ th { font-weight: 600; }
 code { font-size: 13px; word-break: break-all; }
 .ok { color: #176f2c; }
 .bad { color: #b42318; font-weight: 600; }
+.strip, .result { white-space: nowrap; }
 .strip span { display: inline-block; width: 1.1em; text-align: center; }
 .strip .ok { background: #dcfae6; }
 .strip .bad { background: #fee4e2; }
