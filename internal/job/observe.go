@@ -76,7 +76,7 @@ func Served(st Settings, cfg runner.Config) listen.Job {
 	return listen.Job{Name: cfg.Name, Schedule: cfg.Schedule.Recorded(), Command: cfg.Command, MaxAge: st.MaxAge}
 }
 
-// Serve adds the job of cfg, built by Build, to srv, the one server of
+// Serve adds the job of cfg, built by BuildJob, to srv, the one server of
 // every jobs' --listen (a standalone every's own is Build's): the server's
 // observer of the job is told with the job's others.
 func Serve(srv *listen.Server, st Settings, cfg *runner.Config) {
