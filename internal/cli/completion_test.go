@@ -50,7 +50,10 @@ func TestCompletionScriptsLoad(t *testing.T) {
 
 // zshDriver completes a line in an interactive zsh on a pseudo-terminal
 // (zpty), with compadd wrapped to print the candidates as HITS[a|b|c] (the
-// terminal echoes what is typed: HI""TS keeps the echo from matching).
+// terminal echoes what is typed: HI""TS keeps the echo from matching). The
+// line is then killed, never run (every jobs DIR would run until killed),
+// by ^G: ^U would be the terminal's, erasing the line typed before zle
+// reads it.
 const zshDriver = `zmodload zsh/zpty
 zpty z 'zsh -f -i'
 zpty -w z 'PROMPT=; fpath=("$EVERY_COMPLETIONS" $fpath); autoload -Uz compinit; compinit -u -D
@@ -60,9 +63,9 @@ compadd() {
     (( $#hits )) && print -n -- "HI""TS[${(j:|:)hits}]" >&2
     return ret
 }
-bindkey "^I" complete-word'
+bindkey "^I" complete-word; bindkey "^G" kill-whole-line'
 zpty -w -n z "$1"$'\t'
-zpty -w z $'\nprint END""MARK'
+zpty -w z $'\C-g\nprint END""MARK'
 zpty -r -m z out '*ENDMARK*'
 print -r -- $out
 zpty -d z
