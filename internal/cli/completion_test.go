@@ -119,7 +119,9 @@ COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _every; printf '%s\n' "${COMPREPLY[@]}"`,
 
 // TestCompletionsComplete drives each shell's completion: option names,
 // the values of --catch-up, --log-format and --signal, the shells of every
-// completion, and the job names of the state directory for every status.
+// completion, the job names of the state directory for every status, and
+// every jobs: the subcommand, its own options (not a run's) and their
+// values, wherever the options stand.
 func TestCompletionsComplete(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"alpha.json", "beta.json", "beta.lock"} {
@@ -138,6 +140,15 @@ func TestCompletionsComplete(t *testing.T) {
 		{"every completion ", []string{"bash", "fish", "zsh"}},
 		{"every status --state-dir " + dir + " ", []string{"alpha", "beta"}},
 		{"every status --state-dir " + dir + " b", []string{"beta"}},
+		{"every jo", []string{"jobs"}},
+		{"every jobs --max", []string{"--max-concurrent"}},
+		{"every jobs --che", []string{"--check"}},
+		{"every jobs -q --o", []string{"--output"}},
+		{"every jobs --output ", []string{"prefixed", "raw"}},
+		{"every jobs --log-format ", []string{"json", "text"}},
+		{"every jobs --log-level ", []string{"debug", "error", "info", "warn"}},
+		{"every --watch jobs --output ", []string{"prefixed", "raw"}},
+		{"every jobs --check --from 2026-03-08T00:00:00 --w", []string{"--watch"}},
 	}
 	for _, shell := range shellNames {
 		t.Run(shell, func(t *testing.T) {
@@ -253,4 +264,54 @@ func TestCompletionCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCompletionJobsFiles: after every jobs, each shell completes the
+// files of jobs and the directories, any name, past its options and their
+// values and past the files already given.
+func TestCompletionJobsFiles(t *testing.T) {
+	work := t.TempDir()
+	if err := os.Mkdir(filepath.Join(work, "jobs.d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"jobs.tab", "hosts.txt", "jobs.d/a.tab"} {
+		if err := os.WriteFile(filepath.Join(work, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		line string
+		want []string // base names: shells differ in how they show a path
+	}{
+		{"every jobs ", []string{"hosts.txt", "jobs.d", "jobs.tab"}},
+		{"every jobs j", []string{"jobs.d", "jobs.tab"}},
+		{"every jobs jobs.d/", []string{"a.tab"}},
+		{"every jobs jobs.tab h", []string{"hosts.txt"}},
+		{"every jobs --output raw --max-concurrent 2 h", []string{"hosts.txt"}},
+		{"every --watch jobs -q jobs.t", []string{"jobs.tab"}},
+		{"every jobs --check --from 2026-03-08T00:00:00 h", []string{"hosts.txt"}},
+	}
+	for _, shell := range shellNames {
+		t.Run(shell, func(t *testing.T) {
+			if _, err := exec.LookPath(shell); err != nil {
+				testutil.SkipWithout(t, shell, "its completion is not driven")
+			}
+			for _, tt := range tests {
+				got := baseNames(completeIn(t, work, shell, tt.line))
+				if !slices.Equal(got, tt.want) {
+					t.Errorf("%s completes %q with %q, want %q", shell, tt.line, got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// baseNames are the last elements of paths, sorted: dir/a for a, b/ for b.
+func baseNames(paths []string) []string {
+	var names []string
+	for _, p := range paths {
+		names = append(names, filepath.Base(p))
+	}
+	slices.Sort(names)
+	return names
 }
