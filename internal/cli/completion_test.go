@@ -196,7 +196,7 @@ func noneRan(t *testing.T, dirs ...string) {
 	for _, dir := range dirs {
 		m, _ := filepath.Glob(filepath.Join(dir, "PWNED*"))
 		if len(m) > 0 {
-			t.Errorf("a planted name ran a command: %q", m)
+			t.Errorf("a planted name or a typed word ran a command: %q", m)
 		}
 	}
 }
@@ -224,7 +224,9 @@ func TestJobNamesValidOnly(t *testing.T) {
 // TestCompletionInert drives each shell's completion of job names in a
 // state directory with planted names: each shell offers the jobs, and no
 // planted name runs anything, neither where the shell works nor in the
-// state directory (SPEC section 14).
+// state directory (SPEC section 14). Nor does a planted name offered as a
+// file for every jobs, or a typed word that would run a command if
+// evaluated.
 func TestCompletionInert(t *testing.T) {
 	dir := plantedDir(t)
 	for _, shell := range shellNames {
@@ -239,6 +241,18 @@ func TestCompletionInert(t *testing.T) {
 				if want := []string{"alpha", "beta"}; !slices.Equal(got, want) {
 					t.Errorf("%s completes %q with %q, want %q", shell, line, got, want)
 				}
+			}
+			line := "every jobs " + dir + "/"
+			if got := baseNames(completeIn(t, work, shell, line)); !slices.Contains(got, "alpha.json") || !slices.Contains(got, "beta.json") {
+				t.Errorf("%s completes %q with %q, want alpha.json and beta.json among them", shell, line, got)
+			}
+			for _, line := range []string{
+				"every jobs " + dir + "/$(>PWNED6)",
+				"every jobs `>PWNED7`",
+				"every jobs --output $(>PWNED8)",
+				"every jobs (touch PWNED9)", // fish's
+			} {
+				completeIn(t, work, shell, line)
 			}
 			noneRan(t, work, dir)
 		})
