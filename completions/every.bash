@@ -30,14 +30,14 @@ _every() {
             [[ $statedir == = ]] && statedir=${COMP_WORDS[i+2]}
         fi
         case $w in
-        --tz|--jitter|--delay|--catch-up|--catch-up-max|--max-runs|--retries|--backoff|--backoff-max|--retry-on|--no-retry-on|--max-failures|--timeout|--signal|--kill-after|--name|--output-tail|--state-dir|--state|--lock|--lock-wait|--store|--lock-ttl|--on-failure|--on-failure-after|--on-each-failure|--on-success|--on-recover|--hook-timeout|--ping|--ping-timeout|--ping-fail-after|--metrics-file|--listen|--max-age|--log-format|--log-level|--warn-age|-n|--from)
+        --tz|--jitter|--delay|--catch-up|--catch-up-max|--max-runs|--retries|--backoff|--backoff-max|--retry-on|--no-retry-on|--max-failures|--timeout|--signal|--kill-after|--name|--output-tail|--state-dir|--state|--lock|--lock-wait|--store|--lock-ttl|--on-failure|--on-failure-after|--on-each-failure|--on-success|--on-recover|--hook-timeout|--ping|--ping-timeout|--ping-fail-after|--metrics-file|--listen|--max-age|--log-format|--log-level|--warn-age|-n|--from|--max-concurrent|--output)
             ((i++)); [[ ${COMP_WORDS[i]} == = ]] && ((i++)); continue ;;
         -*) continue ;;
         esac
         [[ $w == = ]] && continue
         if [[ -n $sub ]]; then
             continue
-        elif [[ -z $sched && ( $w == status || $w == next || $w == completion ) ]]; then
+        elif [[ -z $sched && ( $w == status || $w == next || $w == completion || $w == jobs ) ]]; then
             sub=$w
         elif [[ -z $sched ]]; then
             sched=$w
@@ -64,10 +64,11 @@ _every() {
     --catch-up) COMPREPLY=($(compgen -W 'once none all' -- "$cur")); return ;;
     --log-format) COMPREPLY=($(compgen -W 'text json' -- "$cur")); return ;;
     --log-level) COMPREPLY=($(compgen -W 'debug info warn error' -- "$cur")); return ;;
+    --output) COMPREPLY=($(compgen -W 'prefixed raw' -- "$cur")); return ;;
     --signal) COMPREPLY=($(compgen -W 'TERM INT HUP KILL QUIT USR1 USR2' -- "$cur")); return ;;
     --state-dir) compopt -o filenames 2>/dev/null; _every_add < <(compgen -d -- "$cur"); return ;;
     --state|--lock|--metrics-file) compopt -o filenames 2>/dev/null; _every_add < <(compgen -f -- "$cur"); return ;;
-    --tz|--jitter|--delay|--catch-up|--catch-up-max|--max-runs|--retries|--backoff|--backoff-max|--retry-on|--no-retry-on|--max-failures|--timeout|--signal|--kill-after|--name|--output-tail|--state-dir|--state|--lock|--lock-wait|--store|--lock-ttl|--on-failure|--on-failure-after|--on-each-failure|--on-success|--on-recover|--hook-timeout|--ping|--ping-timeout|--ping-fail-after|--metrics-file|--listen|--max-age|--log-format|--log-level|--warn-age|-n|--from) return ;;
+    --tz|--jitter|--delay|--catch-up|--catch-up-max|--max-runs|--retries|--backoff|--backoff-max|--retry-on|--no-retry-on|--max-failures|--timeout|--signal|--kill-after|--name|--output-tail|--state-dir|--state|--lock|--lock-wait|--store|--lock-ttl|--on-failure|--on-failure-after|--on-each-failure|--on-success|--on-recover|--hook-timeout|--ping|--ping-timeout|--ping-fail-after|--metrics-file|--listen|--max-age|--log-format|--log-level|--warn-age|-n|--from|--max-concurrent|--output) return ;;
     esac
 
     case $sub in
@@ -87,11 +88,20 @@ _every() {
         [[ $cur == -* ]] && COMPREPLY=($(compgen -W '--align --tz -n --from --help -h' -- "$cur")) ;;
     completion)
         [[ $cur == -* ]] || COMPREPLY=($(compgen -W 'bash zsh fish' -- "$cur")) ;;
+    jobs)
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W '--check --from --max-concurrent --output --watch --log-format --log-level --quiet -q --help -h' -- "$cur"))
+        else
+            # The files of jobs, or directories of them: any name, each as
+            # it is (_every_add).
+            compopt -o filenames 2>/dev/null
+            _every_add < <(compgen -f -- "$cur")
+        fi ;;
     *)
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '--align --tz --jitter --delay --catch-up --catch-up-max --max-runs --retries --backoff --backoff-max --retry-on --no-retry-on --max-failures --timeout --signal --kill-after --name --stdin --quiet-success --output-tail --state-dir --state --no-state --lock --no-lock --lock-wait --store --lock-ttl --on-failure --on-failure-after --on-each-failure --on-success --on-recover --hook-timeout --ping --ping-timeout --ping-fail-after --metrics-file --listen --max-age --log-format --log-level --quiet -q --help -h --version' -- "$cur"))
         elif [[ -z $sched ]]; then
-            COMPREPLY=($(compgen -W 'status next completion' -- "$cur"))
+            COMPREPLY=($(compgen -W 'status next completion jobs' -- "$cur"))
         else
             _every_add < <(compgen -c -- "$cur") # the command, after the schedule
         fi ;;

@@ -3,8 +3,8 @@
 
 # __every_where says where the command line stands: run (before the
 # schedule), sched (after it), command (the command: after -- or after the
-# schedule), or the subcommand (status, next, completion). With --rest, it
-# prints the command's words typed so far instead.
+# schedule), or the subcommand (status, next, completion, jobs). With
+# --rest, it prints the command's words typed so far instead.
 function __every_where
     set -l tokens (commandline -opc)
     set -e tokens[1]
@@ -16,14 +16,14 @@ function __every_where
             case --
                 test "$argv[1]" = --rest; and printf '%s\n' $tokens; or echo command
                 return
-            case --tz --jitter --delay --catch-up --catch-up-max --max-runs --retries --backoff --backoff-max --retry-on --no-retry-on --max-failures --timeout --signal --kill-after --name --output-tail --state-dir --state --lock --lock-wait --store --lock-ttl --on-failure --on-failure-after --on-each-failure --on-success --on-recover --hook-timeout --ping --ping-timeout --ping-fail-after --metrics-file --listen --max-age --log-format --log-level --warn-age -n --from
+            case --tz --jitter --delay --catch-up --catch-up-max --max-runs --retries --backoff --backoff-max --retry-on --no-retry-on --max-failures --timeout --signal --kill-after --name --output-tail --state-dir --state --lock --lock-wait --store --lock-ttl --on-failure --on-failure-after --on-each-failure --on-success --on-recover --hook-timeout --ping --ping-timeout --ping-fail-after --metrics-file --listen --max-age --log-format --log-level --warn-age -n --from --max-concurrent --output
                 set -q tokens[1]; and set -e tokens[1]
             case '-*'
             case '*'
                 if set -q sched[1]
                     test "$argv[1]" = --rest; and printf '%s\n' $w $tokens; or echo command
                     return
-                else if contains -- $w status next completion
+                else if contains -- $w status next completion jobs
                     test "$argv[1]" = --rest; or echo $w
                     return
                 end
@@ -63,10 +63,13 @@ end
 complete -c every -n '__every_in run' -f -a status -d 'list the jobs of a state directory or a fleet'\''s Redis'
 complete -c every -n '__every_in run' -f -a next -d 'print the next slots of a schedule'
 complete -c every -n '__every_in run' -f -a completion -d 'print a shell completion script'
+complete -c every -n '__every_in run' -f -a jobs -d 'run or check the jobs of files of every and crontab lines'
 complete -c every -n '__every_in sched' -x -a '(__fish_complete_command)'
 complete -c every -n '__every_in command' -x -a '(__every_command)'
 complete -c every -n '__every_in status' -f -a '(__every_jobs)'
 complete -c every -n '__every_in completion' -f -a 'bash zsh fish'
+# every jobs FILE|DIR...: any file, and directories, as fish offers them.
+complete -c every -n '__every_in jobs' -F
 complete -c every -n '__every_in run sched' -l align -d 'put a duration on the wall clock: runs at whole multiples of it since local midnight (it must divide 24h)'
 complete -c every -n '__every_in run sched' -l tz -x -d 'ZONE of a cron expression\'s or --align\'s wall clock, an IANA name such as Europe/Berlin'
 complete -c every -n '__every_in run sched' -l jitter -x -d 'delay each start by a random part of D; the grid does not move'
@@ -125,3 +128,12 @@ complete -c every -n '__every_in next' -l tz -x -d 'ZONE of the wall clock, as w
 complete -c every -n '__every_in next' -o n -x -d 'print N slots'
 complete -c every -n '__every_in next' -l from -x -d 'the slots after TIME: RFC 3339, or a local time of --tz without the offset (2026-03-08T02:30)'
 complete -c every -n '__every_in next' -l help -s h -d 'show help'
+complete -c every -n '__every_in jobs' -l check -d 'check the files and list their jobs (name, schedule, next slot, command); exit 2 on any bad line'
+complete -c every -n '__every_in jobs' -l from -x -d 'with --check, show the next slot after TIME: RFC 3339, or a local time without the offset (2026-03-08T02:30)'
+complete -c every -n '__every_in jobs' -l max-concurrent -x -d 'run at most N commands at once; a slot that finds N running waits for a place until its next slot, else is skipped (reason=concurrency)'
+complete -c every -n '__every_in jobs' -l output -x -a 'prefixed raw' -d 'the commands\' output, MODE: prefixed, each line as NAME | LINE on every\'s stream of the same name (event=output records with --log-format json), or raw, passed through as it comes'
+complete -c every -n '__every_in jobs' -l watch -d 'read the files again within a second of a change (written, replaced, removed, a ConfigMap\'s swap), as SIGHUP does'
+complete -c every -n '__every_in jobs' -l log-format -x -a 'text json' -d 'log as FORMAT: text (logfmt) or json; given, every job\'s log too'
+complete -c every -n '__every_in jobs' -l log-level -x -a 'debug info warn error' -d 'log LEVEL: debug, info, warn or error; given, every job\'s log too'
+complete -c every -n '__every_in jobs' -l quiet -s q -d 'log warnings and errors only; given, every job\'s log too'
+complete -c every -n '__every_in jobs' -l help -s h -d 'show help'

@@ -251,14 +251,16 @@ func TestCompletionUsage(t *testing.T) {
 }
 
 // TestCompletionCoversFlags checks that each script offers each visible
-// option of a run, the values of --catch-up, --log-format and --signal, the
-// subcommands, and job names from every status --names.
+// option of a run and of the subcommands, the values of --catch-up,
+// --log-format, --log-level, --signal and --output, the subcommands (in
+// fish, each with its description), and job names from every status
+// --names.
 func TestCompletionCoversFlags(t *testing.T) {
 	for name, write := range shells {
 		var b bytes.Buffer
 		write(&b)
 		script := b.String()
-		for _, f := range slices.Concat(runFlags, metaFlags, statusFlags, nextFlags) {
+		for _, f := range slices.Concat(runFlags, metaFlags, statusFlags, nextFlags, jobsFlags) {
 			if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() {
 				continue
 			}
@@ -272,9 +274,14 @@ func TestCompletionCoversFlags(t *testing.T) {
 				}
 			}
 		}
-		for _, words := range [][]string{catchUpPolicies, logFormats, logLevels, signalNames, {"status next completion"}} {
+		for _, words := range [][]string{catchUpPolicies, logFormats, logLevels, signalNames, outputModes, subcommands} {
 			if !strings.Contains(script, strings.Join(words, " ")) {
 				t.Errorf("%s script does not offer %q", name, words)
+			}
+		}
+		for _, sub := range subcommands {
+			if name == "fish" && !strings.Contains(script, "-n '__every_in run' -f -a "+sub+" -d '") {
+				t.Errorf("fish script does not offer %s with its description", sub)
 			}
 		}
 		if !strings.Contains(script, "every status --"+namesFlag) {

@@ -75,6 +75,7 @@ var valueWords = map[string][]string{
 	"catch-up":   catchUpPolicies,
 	"log-format": logFormats,
 	"log-level":  logLevels,
+	"output":     outputModes,
 	"signal":     signalNames,
 }
 
@@ -129,14 +130,15 @@ func (f compFlag) spellings() []string {
 }
 
 // valuedSpellings are the spellings of the options that take a value, of
-// every, every status and every next, so the scripts can tell a value from
-// the schedule or the command.
+// every, every status, every next and every jobs, so the scripts can tell a
+// value from the schedule, the command or a file.
 func valuedSpellings() []string {
 	var valued []string
 	for _, fs := range [][]compFlag{
 		compFlags(slices.Concat(runFlags, metaFlags)),
 		compFlags(append(slices.Clone(statusFlags), metaFlags[0])),
 		compFlags(append(slices.Clone(nextFlags), metaFlags[0])),
+		compFlags(append(slices.Clone(jobsFlags), metaFlags[0])),
 	} {
 		for _, f := range fs {
 			if f.value != "" {
@@ -152,10 +154,10 @@ func valuedSpellings() []string {
 }
 
 // switches are the spellings of every's options that take no value, in
-// every, every status and every next.
+// every, every status, every next and every jobs.
 func switches() []string {
 	var s []string
-	for _, f := range compFlags(slices.Concat(runFlags, metaFlags, statusFlags, nextFlags)) {
+	for _, f := range compFlags(slices.Concat(runFlags, metaFlags, statusFlags, nextFlags, jobsFlags)) {
 		if f.value == "" {
 			for _, sp := range f.spellings() {
 				if !slices.Contains(s, sp) {

@@ -22,8 +22,8 @@ func fishCompletion(w io.Writer) {
 
 # __every_where says where the command line stands: run (before the
 # schedule), sched (after it), command (the command: after -- or after the
-# schedule), or the subcommand (status, next, completion). With --rest, it
-# prints the command's words typed so far instead.
+# schedule), or the subcommand (status, next, completion, jobs). With
+# --rest, it prints the command's words typed so far instead.
 function __every_where
     set -l tokens (commandline -opc)
     set -e tokens[1]
@@ -42,7 +42,7 @@ function __every_where
                 if set -q sched[1]
                     test "$argv[1]" = --rest; and printf '%%s\n' $w $tokens; or echo command
                     return
-                else if contains -- $w status next completion
+                else if contains -- $w %[5]s
                     test "$argv[1]" = --rest; or echo $w
                     return
                 end
@@ -82,11 +82,15 @@ end
 complete -c every -n '__every_in run' -f -a status -d 'list the jobs of a state directory or a fleet'\''s Redis'
 complete -c every -n '__every_in run' -f -a next -d 'print the next slots of a schedule'
 complete -c every -n '__every_in run' -f -a completion -d 'print a shell completion script'
+complete -c every -n '__every_in run' -f -a jobs -d 'run or check the jobs of files of every and crontab lines'
 complete -c every -n '__every_in sched' -x -a '(__fish_complete_command)'
 complete -c every -n '__every_in command' -x -a '(__every_command)'
 complete -c every -n '__every_in status' -f -a '(__every_jobs)'
 complete -c every -n '__every_in completion' -f -a %[3]s
-`, strings.Join(valuedSpellings(), " "), namesFlag, fishQuote(strings.Join(shellNames, " ")), jobfiles.MaxName-1)
+# every jobs FILE|DIR...: any file, and directories, as fish offers them.
+complete -c every -n '__every_in jobs' -F
+`, strings.Join(valuedSpellings(), " "), namesFlag, fishQuote(strings.Join(shellNames, " ")), jobfiles.MaxName-1,
+		strings.Join(subcommands, " "))
 	groups := []struct {
 		cond  string
 		flags []cli.Flag
@@ -94,6 +98,7 @@ complete -c every -n '__every_in completion' -f -a %[3]s
 		{"'__every_in run sched'", slices.Concat(runFlags, metaFlags)},
 		{"'__every_in status'", append(slices.Clone(statusFlags), metaFlags[0])},
 		{"'__every_in next'", append(slices.Clone(nextFlags), metaFlags[0])},
+		{"'__every_in jobs'", append(slices.Clone(jobsFlags), metaFlags[0])},
 	}
 	for _, g := range groups {
 		for _, f := range compFlags(g.flags) {

@@ -50,7 +50,10 @@ func TestCompletionScriptsLoad(t *testing.T) {
 
 // zshDriver completes a line in an interactive zsh on a pseudo-terminal
 // (zpty), with compadd wrapped to print the candidates as HITS[a|b|c] (the
-// terminal echoes what is typed: HI""TS keeps the echo from matching).
+// terminal echoes what is typed: HI""TS keeps the echo from matching). The
+// line is then killed, never run (every jobs DIR would run until killed),
+// by ^G: ^U would be the terminal's, erasing the line typed before zle
+// reads it.
 const zshDriver = `zmodload zsh/zpty
 zpty z 'zsh -f -i'
 zpty -w z 'PROMPT=; fpath=("$EVERY_COMPLETIONS" $fpath); autoload -Uz compinit; compinit -u -D
@@ -60,9 +63,9 @@ compadd() {
     (( $#hits )) && print -n -- "HI""TS[${(j:|:)hits}]" >&2
     return ret
 }
-bindkey "^I" complete-word'
+bindkey "^I" complete-word; bindkey "^G" kill-whole-line'
 zpty -w -n z "$1"$'\t'
-zpty -w z $'\nprint END""MARK'
+zpty -w z $'\C-g\nprint END""MARK'
 zpty -r -m z out '*ENDMARK*'
 print -r -- $out
 zpty -d z
@@ -116,7 +119,9 @@ COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _every; printf '%s\n' "${COMPREPLY[@]}"`,
 
 // TestCompletionsComplete drives each shell's completion: option names,
 // the values of --catch-up, --log-format and --signal, the shells of every
-// completion, and the job names of the state directory for every status.
+// completion, the job names of the state directory for every status, and
+// every jobs: the subcommand, its own options (not a run's) and their
+// values, wherever the options stand.
 func TestCompletionsComplete(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"alpha.json", "beta.json", "beta.lock"} {
@@ -135,6 +140,15 @@ func TestCompletionsComplete(t *testing.T) {
 		{"every completion ", []string{"bash", "fish", "zsh"}},
 		{"every status --state-dir " + dir + " ", []string{"alpha", "beta"}},
 		{"every status --state-dir " + dir + " b", []string{"beta"}},
+		{"every jo", []string{"jobs"}},
+		{"every jobs --max", []string{"--max-concurrent"}},
+		{"every jobs --che", []string{"--check"}},
+		{"every jobs -q --o", []string{"--output"}},
+		{"every jobs --output ", []string{"prefixed", "raw"}},
+		{"every jobs --log-format ", []string{"json", "text"}},
+		{"every jobs --log-level ", []string{"debug", "error", "info", "warn"}},
+		{"every --watch jobs --output ", []string{"prefixed", "raw"}},
+		{"every jobs --check --from 2026-03-08T00:00:00 --w", []string{"--watch"}},
 	}
 	for _, shell := range shellNames {
 		t.Run(shell, func(t *testing.T) {
@@ -182,7 +196,7 @@ func noneRan(t *testing.T, dirs ...string) {
 	for _, dir := range dirs {
 		m, _ := filepath.Glob(filepath.Join(dir, "PWNED*"))
 		if len(m) > 0 {
-			t.Errorf("a planted name ran a command: %q", m)
+			t.Errorf("a planted name or a typed word ran a command: %q", m)
 		}
 	}
 }
@@ -210,7 +224,9 @@ func TestJobNamesValidOnly(t *testing.T) {
 // TestCompletionInert drives each shell's completion of job names in a
 // state directory with planted names: each shell offers the jobs, and no
 // planted name runs anything, neither where the shell works nor in the
-// state directory (SPEC section 14).
+// state directory (SPEC section 14). Nor does a planted name offered as a
+// file for every jobs, or a typed word that would run a command if
+// evaluated.
 func TestCompletionInert(t *testing.T) {
 	dir := plantedDir(t)
 	for _, shell := range shellNames {
@@ -225,6 +241,18 @@ func TestCompletionInert(t *testing.T) {
 				if want := []string{"alpha", "beta"}; !slices.Equal(got, want) {
 					t.Errorf("%s completes %q with %q, want %q", shell, line, got, want)
 				}
+			}
+			line := "every jobs " + dir + "/"
+			if got := baseNames(completeIn(t, work, shell, line)); !slices.Contains(got, "alpha.json") || !slices.Contains(got, "beta.json") {
+				t.Errorf("%s completes %q with %q, want alpha.json and beta.json among them", shell, line, got)
+			}
+			for _, line := range []string{
+				"every jobs " + dir + "/$(>PWNED6)",
+				"every jobs `>PWNED7`",
+				"every jobs --output $(>PWNED8)",
+				"every jobs (touch PWNED9)", // fish's
+			} {
+				completeIn(t, work, shell, line)
 			}
 			noneRan(t, work, dir)
 		})
@@ -250,4 +278,54 @@ func TestCompletionCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCompletionJobsFiles: after every jobs, each shell completes the
+// files of jobs and the directories, any name, past its options and their
+// values and past the files already given.
+func TestCompletionJobsFiles(t *testing.T) {
+	work := t.TempDir()
+	if err := os.Mkdir(filepath.Join(work, "jobs.d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"jobs.tab", "hosts.txt", "jobs.d/a.tab"} {
+		if err := os.WriteFile(filepath.Join(work, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		line string
+		want []string // base names: shells differ in how they show a path
+	}{
+		{"every jobs ", []string{"hosts.txt", "jobs.d", "jobs.tab"}},
+		{"every jobs j", []string{"jobs.d", "jobs.tab"}},
+		{"every jobs jobs.d/", []string{"a.tab"}},
+		{"every jobs jobs.tab h", []string{"hosts.txt"}},
+		{"every jobs --output raw --max-concurrent 2 h", []string{"hosts.txt"}},
+		{"every --watch jobs -q jobs.t", []string{"jobs.tab"}},
+		{"every jobs --check --from 2026-03-08T00:00:00 h", []string{"hosts.txt"}},
+	}
+	for _, shell := range shellNames {
+		t.Run(shell, func(t *testing.T) {
+			if _, err := exec.LookPath(shell); err != nil {
+				testutil.SkipWithout(t, shell, "its completion is not driven")
+			}
+			for _, tt := range tests {
+				got := baseNames(completeIn(t, work, shell, tt.line))
+				if !slices.Equal(got, tt.want) {
+					t.Errorf("%s completes %q with %q, want %q", shell, tt.line, got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// baseNames are the last elements of paths, sorted: dir/a for a, b/ for b.
+func baseNames(paths []string) []string {
+	var names []string
+	for _, p := range paths {
+		names = append(names, filepath.Base(p))
+	}
+	slices.Sort(names)
+	return names
 }

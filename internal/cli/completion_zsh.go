@@ -73,10 +73,11 @@ _every_jobs() {
 }
 
 _every() {
-    local -a run_opts status_opts next_opts
+    local -a run_opts status_opts next_opts jobs_opts
     run_opts=(%[1]s)
     status_opts=(%[2]s)
     next_opts=(%[3]s)
+    jobs_opts=(%[8]s)
 
     # The first word that is neither an option nor its value is a
     # subcommand or the schedule; after "--", or the next such word, comes
@@ -105,13 +106,14 @@ _every() {
                 return
             fi
             case $w in
-            status|next|completion)
+            %[9]s)
                 shift $((i - 1)) words
                 ((CURRENT -= i - 1))
                 case $w in
                 status) _arguments -s $status_opts '*:job:_every_jobs' ;;
                 next) _arguments -s $next_opts '1:schedule: ' ;;
                 completion) _arguments '1:shell:(%[5]s)' ;;
+                jobs) _arguments -s $jobs_opts '*:file of jobs, or directory:_files' ;;
                 esac
                 return ;;
             esac
@@ -120,7 +122,7 @@ _every() {
         ((i++))
     done
     _arguments -s $run_opts \
-        '1:schedule:(status next completion)' \
+        '1:schedule:(%[10]s)' \
         '2:command:_command_names -e'
 }
 
@@ -131,5 +133,6 @@ else
 fi
 `, list(compFlags(slices.Concat(runFlags, metaFlags))), list(compFlags(append(slices.Clone(statusFlags), metaFlags[0]))),
 		list(compFlags(append(slices.Clone(nextFlags), metaFlags[0]))), namesFlag, strings.Join(shellNames, " "),
-		strings.Join(switches(), "|"), jobfiles.MaxName)
+		strings.Join(switches(), "|"), jobfiles.MaxName, list(compFlags(append(slices.Clone(jobsFlags), metaFlags[0]))),
+		strings.Join(subcommands, "|"), strings.Join(subcommands, " "))
 }

@@ -150,6 +150,7 @@ var (
 	logFormats      = []string{"text", "json"}
 	logLevels       = []string{"debug", "info", "warn", "error"}
 	signalNames     = []string{"TERM", "INT", "HUP", "KILL", "QUIT", "USR1", "USR2"}
+	outputModes     = []string{"prefixed", "raw"} // every jobs --output
 )
 
 // flagArity maps every spelling of the options to whether it takes a value.
