@@ -90,7 +90,7 @@ _every() {
         [[ $cur == -* ]] || COMPREPLY=($(compgen -W 'bash zsh fish' -- "$cur")) ;;
     jobs)
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W '--check --from --max-concurrent --output --watch --log-format --log-level --quiet -q --help -h' -- "$cur"))
+            COMPREPLY=($(compgen -W '--check --from --max-concurrent --output --listen --watch --log-format --log-level --quiet -q --help -h' -- "$cur"))
         else
             # The files of jobs, or directories of them: any name, each as
             # it is (_every_add).

@@ -132,6 +132,7 @@ complete -c every -n '__every_in jobs' -l check -d 'check the files and list the
 complete -c every -n '__every_in jobs' -l from -x -d 'with --check, show the next slot after TIME: RFC 3339, or a local time without the offset (2026-03-08T02:30)'
 complete -c every -n '__every_in jobs' -l max-concurrent -x -d 'run at most N commands at once; a slot that finds N running waits for a place until its next slot, else is skipped (reason=concurrency)'
 complete -c every -n '__every_in jobs' -l output -x -a 'prefixed raw' -d 'the commands\' output, MODE: prefixed, each line as NAME | LINE on every\'s stream of the same name (event=output records with --log-format json), or raw, passed through as it comes'
+complete -c every -n '__every_in jobs' -l listen -x -d 'serve /metrics, /healthz and a status page of every job on ADDR (host:port, :port or unix:/path); in use: exit 73'
 complete -c every -n '__every_in jobs' -l watch -d 'read the files again within a second of a change (written, replaced, removed, a ConfigMap\'s swap), as SIGHUP does'
 complete -c every -n '__every_in jobs' -l log-format -x -a 'text json' -d 'log as FORMAT: text (logfmt) or json; given, every job\'s log too'
 complete -c every -n '__every_in jobs' -l log-level -x -a 'debug info warn error' -d 'log LEVEL: debug, info, warn or error; given, every job\'s log too'

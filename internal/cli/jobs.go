@@ -18,6 +18,7 @@ import (
 	"github.com/everycli/every/internal/job"
 	"github.com/everycli/every/internal/jobs"
 	"github.com/everycli/every/internal/jobsfile"
+	"github.com/everycli/every/internal/listen"
 	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/schedule"
 )
@@ -36,8 +37,9 @@ type JobsSettings struct {
 	from  time.Time // --check's next slots are after it
 	// MaxConcurrent bounds the commands running at once; 0: no bound.
 	MaxConcurrent int
-	Raw           bool // --output raw
-	Watch         bool // --watch: a change of the files reloads them
+	Raw           bool   // --output raw
+	Watch         bool   // --watch: a change of the files reloads them
+	Listen        string // --listen: the address of the jobs' server
 	// LogFormat, LogLevel and Quiet are every jobs' own log's; given
 	// (logGiven), every job's too.
 	LogFormat, LogLevel string
@@ -51,6 +53,7 @@ var jobsFlags = []cli.Flag{
 	&cli.StringFlag{Name: "from", Usage: "with --check, show the next slot after `TIME`: RFC 3339, or a local time without the offset (2026-03-08T02:30)", DefaultText: "now"},
 	&cli.IntFlag{Name: "max-concurrent", Usage: "run at most `N` commands at once; a slot that finds N running waits for a place until its next slot, else is skipped (reason=concurrency)", DefaultText: "no bound"},
 	&cli.StringFlag{Name: "output", Value: "prefixed", DefaultText: "prefixed", Usage: "the commands' output, `MODE`: prefixed, each line as NAME | LINE on every's stream of the same name (event=output records with --log-format json), or raw, passed through as it comes"},
+	&cli.StringFlag{Name: "listen", Usage: "serve /metrics, /healthz and a status page of every job on `ADDR` (host:port, :port or unix:/path); in use: exit 73"},
 	&cli.BoolFlag{Name: "watch", Usage: "read the files again within a second of a change (written, replaced, removed, a ConfigMap's swap), as SIGHUP does", DisableDefaultText: true},
 	&cli.StringFlag{Name: "log-format", Value: "text", DefaultText: "text", Usage: "log as `FORMAT`: text (logfmt) or json; given, every job's log too"},
 	&cli.StringFlag{Name: "log-level", Value: "info", DefaultText: "info", Usage: "log `LEVEL`: debug, info, warn or error; given, every job's log too"},
@@ -100,6 +103,11 @@ func jobsConfig(c *cli.Context, inv invocation) (JobsSettings, error) {
 		return js, ui.BadFlag("--output", out, "give prefixed or raw", "")
 	}
 	js.Watch = c.Bool("watch")
+	if js.Listen = c.String("listen"); js.Listen != "" {
+		if _, err := listen.ParseAddr(js.Listen); err != nil {
+			return js, ui.BadFlag("--listen", js.Listen, err.Error(), "")
+		}
+	}
 	js.LogFormat, js.LogLevel, js.Quiet = c.String("log-format"), c.String("log-level"), c.Bool("quiet")
 	if js.LogFormat != "text" && js.LogFormat != "json" {
 		return js, ui.BadFlag("--log-format", js.LogFormat, "give text or json", "")
@@ -121,7 +129,7 @@ func RunJobs(js JobsSettings, signals <-chan os.Signal, stdout, stderr io.Writer
 		reportJobs(stderr, err)
 		return ui.ExitUsage, nil
 	}
-	opts := jobs.Options{MaxConcurrent: js.MaxConcurrent, Raw: js.Raw, LogFormat: js.LogFormat, LogLevel: js.LogLevel,
+	opts := jobs.Options{MaxConcurrent: js.MaxConcurrent, Raw: js.Raw, Listen: js.Listen, LogFormat: js.LogFormat, LogLevel: js.LogLevel,
 		Quiet: js.Quiet, Signals: signals, Load: func() ([]jobs.Job, error) { return js.load(stderr) }}
 	if js.Watch {
 		opts.Watch = js.Paths

@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/everycli/every/internal/job"
+	"github.com/everycli/every/internal/listen"
 	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/runner"
 )
@@ -37,6 +38,7 @@ type Job struct {
 // Options are every jobs' own settings, for all its jobs.
 type Options struct {
 	MaxConcurrent int    // 0: no bound
+	Listen        string // --listen: serve every job's metrics, health and page there
 	Raw           bool   // --output raw: the commands' output passed through as it comes
 	LogFormat     string // --log-format, for every jobs' own lines and the output records
 	LogLevel      string
@@ -70,6 +72,7 @@ type supervisor struct {
 	tune func()
 	out  *output
 	gate runner.Gate
+	srv  *listen.Server // --listen's, nil without
 	// stderr is where the jobs log.
 	stderr io.Writer
 	// running are the loops by job name (mu: written by the supervisor's
@@ -110,6 +113,21 @@ func (s *supervisor) run(jobs []Job) (int, os.Signal) {
 	if err != nil {
 		ui.Report(s.stderr, err)
 		return exitCode(err), nil
+	}
+	if s.opts.Listen != "" {
+		// Before any job runs: an address in use refuses the start.
+		s.srv = listen.New(s.opts.Listen, s.log)
+		for _, l := range built {
+			job.Serve(s.srv, l.job.Settings, &l.cfg)
+		}
+		if err := s.srv.Start(); err != nil {
+			for _, l := range built {
+				l.release()
+			}
+			ui.Report(s.stderr, job.ListenError(s.opts.Listen, "--listen", err))
+			return ui.ExitCantCreate, nil
+		}
+		defer s.srv.Close()
 	}
 	for _, l := range built {
 		s.start(l)
@@ -254,7 +272,12 @@ func (s *supervisor) end(l *loop, stopping bool) {
 			s.log.Error("cannot start the job's new definition", "event", runner.EventReload, "job", next.Name, "error", err.Error())
 			return
 		}
+		s.serve(built[0])
 		s.start(built[0])
+		return
+	}
+	if l.retired && s.srv != nil && s.loopOf(l.job.Name) == nil {
+		s.srv.Remove(l.job.Name) // removed by a reload: its last run shown until now
 	}
 }
 
@@ -263,6 +286,14 @@ func (s *supervisor) loopOf(name string) *loop {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.running[name]
+}
+
+// serve adds a job started by a reload to the --listen server, if any (a
+// changed job's entry is replaced, its recent results kept).
+func (s *supervisor) serve(l *loop) {
+	if s.srv != nil {
+		job.Serve(s.srv, l.job.Settings, &l.cfg)
+	}
 }
 
 // release lets go of what the job's build holds (observers, announcements).
@@ -337,6 +368,7 @@ func (s *supervisor) reload() {
 		}
 	}
 	for _, l := range built {
+		s.serve(l)
 		s.start(l)
 	}
 	for _, names := range [][]string{added, changed, removed, unchanged} {
