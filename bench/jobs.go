@@ -35,6 +35,7 @@ const (
 	everyLines  jobsKind = iota // every jobs, `every 1s --name jN -- stamp ...` lines
 	everyCron                   // every jobs, the crontab lines supercronic reads
 	supercronic                 // supercronic, those crontab lines
+	everyBare                   // every jobs, every lines, with neither lock nor state (as supercronic keeps)
 )
 
 func (k jobsKind) label(cfg *config) string {
@@ -43,6 +44,8 @@ func (k jobsKind) label(cfg *config) string {
 		return "every jobs, every lines"
 	case everyCron:
 		return "every jobs, crontab lines"
+	case everyBare:
+		return "every jobs, every lines, no lock or state"
 	}
 	return cfg.supercronicName
 }
@@ -57,6 +60,12 @@ func jobsKinds(cfg *config) []jobsKind {
 		ks = append(ks, supercronic)
 	}
 	return ks
+}
+
+// mainKinds are the kinds of the runs of 100 jobs: jobsKinds and every
+// without lock and state, which tells what those cost.
+func mainKinds(cfg *config) []jobsKind {
+	return slices.Insert(jobsKinds(cfg), 1, everyBare)
 }
 
 // scheduleWord is the interval as a jobs file's every line writes it.
@@ -91,9 +100,12 @@ func writeJobs(cfg *config, kind jobsKind, n int, iv time.Duration, dir string) 
 	if kind.every() {
 		fmt.Fprintf(&b, "EVERY_STATE_DIR=%s\n", filepath.Join(dir, "state"))
 	}
+	if kind == everyBare {
+		b.WriteString("EVERY_NO_LOCK=true\nEVERY_NO_STATE=true\n")
+	}
 	for i := range n {
 		job := cfg.stamp + " -f " + stampFile(dir, i)
-		if kind == everyLines {
+		if kind == everyLines || kind == everyBare {
 			fmt.Fprintf(&b, "every %s --name j%d -- %s\n", scheduleWord(iv), i, job)
 		} else {
 			fmt.Fprintf(&b, "%s %s\n", cronFor(iv), job)
@@ -577,7 +589,7 @@ func manyJobs(cfg *config) string {
 	// the schedulers taking turns, reps times.
 	main := map[jobsKind][]*jobsRun{}
 	for rep := range reps {
-		for _, k := range kinds {
+		for _, k := range mainKinds(cfg) {
 			r := &jobsRun{kind: k, n: 100, iv: time.Second, window: window, solo: k == everyLines}
 			progress("%s, 100 jobs at 1s for %s (%d of %d)", k.label(cfg), window, rep+1, reps)
 			r.measure(cfg, dirFor("100"))
@@ -589,8 +601,8 @@ func manyJobs(cfg *config) string {
 	for _, k := range kinds {
 		grow[k] = map[int]*jobsRun{}
 	}
-	for k, rs := range main {
-		grow[k][100] = medianRun(rs)
+	for _, k := range kinds {
+		grow[k][100] = medianRun(main[k])
 	}
 	sizes := []int{1, 10, 100, 300}
 	for _, n := range sizes {
@@ -613,7 +625,7 @@ func manyJobs(cfg *config) string {
 		minutes = append(minutes, &minuteRun{kind: k, n: 1000, idle: idle})
 	}
 	for i, m := range minutes {
-		progress("%s, 1000 jobs at 1m: the slot and %s idle (starts at second 40)", m.kind.label(cfg), idle)
+		progress("%s, 1000 jobs at 1m: the slot and %s idle (starts at second 25)", m.kind.label(cfg), idle)
 		m.measure(cfg, dirFor("1000"))
 		if i == 0 {
 			// Between the two slots: the times to ready, taking turns.
@@ -744,10 +756,12 @@ func jobsReport(cfg *config, main map[jobsKind][]*jobsRun, grow map[jobsKind]map
 		"which installs %s with go install into a temporary GOBIN). Each job is bench/stamp writing its start (and "+
 		"EVERY_SLOT) to a file of its own, so the runs are counted, not assumed. Three forms of one set of jobs: "+
 		"**every lines** (`every 1s --name jN -- stamp -f FILE`: executed directly, each on its own grid from its "+
-		"first start, so the jobs' slots are spread over the second), **crontab lines** read by every jobs "+
+		"first start; the loops start together, so the slots fall within a few hundred ms of each other, not on the "+
+		"whole second), **crontab lines** read by every jobs "+
 		"(`*/1 * * * * * * stamp -f FILE`: seven fields, seconds first and a year last, run by /bin/sh -c, all on "+
 		"the whole second), and **supercronic** reading that crontab (at its defaults, which keep no lock and no "+
-		"state). every at its defaults, lock and state on, its state in a directory of the harness "+
+		"state); at 100 jobs also every lines with neither lock nor state (`EVERY_NO_LOCK=true`, `EVERY_NO_STATE=true` "+
+		"above them), which tells what those two cost. every otherwise at its defaults, lock and state on, its state in a directory of the harness "+
 		"(`EVERY_STATE_DIR=` at the file's top), its log and supercronic's to a file. The scheduler process only, "+
 		"its children excluded: CPU from /proc/PID/task/*/schedstat, the difference of two samples taken at the "+
 		"quiet point of the jobs' starts (the middle of the widest gap between them in the second), a whole number "+
@@ -766,7 +780,7 @@ func jobsReport(cfg *config, main map[jobsKind][]*jobsRun, grow map[jobsKind]map
 	fmt.Fprintln(&b, "| scheduler | jobs | over | repetitions | runs | CPU/run, median (min-max) | CPU/s | switches/run | threads | RSS start (MiB) | RSS end (MiB) | peak (MiB) | RSS ≤ 16 MiB | CPU ≤ 0.9 ms |")
 	fmt.Fprintln(&b, "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
 	sums := map[jobsKind]jobsSummary{}
-	for _, k := range jobsKinds(cfg) {
+	for _, k := range mainKinds(cfg) {
 		sm := summarizeRuns(main[k])
 		sums[k] = sm
 		if sm.failed == sm.reps {
@@ -774,7 +788,7 @@ func jobsReport(cfg *config, main map[jobsKind][]*jobsRun, grow map[jobsKind]map
 			continue
 		}
 		rssV, cpuV := "-", "-"
-		if k.every() {
+		if k.every() && k != everyBare {
 			rssV = yes(sm.rssTo <= goalJobsRSSKiB && sm.peak <= goalJobsRSSKiB)
 			cpuV = yes(sm.cpu <= goalJobsCPU)
 		}
@@ -800,7 +814,7 @@ func jobsReport(cfg *config, main map[jobsKind][]*jobsRun, grow map[jobsKind]map
 		"cost taken out). Times in ms.\n\n")
 	fmt.Fprintln(&b, "| scheduler | jobs | starts | median | p99 | max | worst job's median | own slot to exec, median / p99 | missed | doubled |")
 	fmt.Fprintln(&b, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	for _, k := range jobsKinds(cfg) {
+	for _, k := range mainKinds(cfg) {
 		sm := sums[k]
 		if sm.failed == sm.reps {
 			continue
@@ -923,6 +937,16 @@ func jobsReading(cfg *config, sums map[jobsKind]jobsSummary, grow map[jobsKind]m
 			fmt.Fprintf(&b, " (supercronic %s, peak %s)", mib(sc.rssTo), mib(sc.peak))
 		}
 		b.WriteString(".\n")
+	}
+	if sm, ok := sums[everyBare]; ok && sm.failed < sm.reps {
+		fmt.Fprintf(&b, "- Without lock and state (`EVERY_NO_LOCK`, `EVERY_NO_STATE`), as supercronic runs: %s ms a run", ms(sm.cpu))
+		if haveSC {
+			fmt.Fprintf(&b, ", %.2f× supercronic's", ratio(sm.cpu, sc.cpu))
+		}
+		if l := sums[everyLines]; l.failed < l.reps && l.cpu > 0 {
+			fmt.Fprintf(&b, ": the lock and the state are %.0f%% of a run with them", 100*(1-float64(sm.cpu)/float64(l.cpu)))
+		}
+		fmt.Fprintf(&b, "; RSS %s MiB at the end.\n", mib(sm.rssTo))
 	}
 	if sm := sums[everyLines]; sm.soloRuns > 0 {
 		fmt.Fprintf(&b, "- Lateness, start against slot: every jobs' every lines %s ms median and %s ms p99, the standalone `every 1s` "+
