@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -581,7 +582,9 @@ func manyJobs(cfg *config) string {
 		seq++
 		return filepath.Join(cfg.dir, fmt.Sprintf("jobs-%d-%s", seq, what))
 	}
+	load := loadSpan{first: loadAverage()}
 	progress := func(format string, args ...any) {
+		load.see(loadAverage())
 		fmt.Fprintf(os.Stderr, "bench: 12: "+format+"\n", args...)
 	}
 
@@ -645,7 +648,39 @@ func manyJobs(cfg *config) string {
 			}
 		}
 	}
-	return jobsReport(cfg, main, grow, sizes, minutes, reps, readyReps, window, growWindow)
+	load.see(loadAverage())
+	return load.String() + jobsReport(cfg, main, grow, sizes, minutes, reps, readyReps, window, growWindow)
+}
+
+// loadAverage is the machine's load average over the last minute, or -1.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+// A loadSpan is the load average at a section's start, its highest seen
+// (at each step), and at its end: how much else ran on the machine.
+type loadSpan struct{ first, high, last float64 }
+
+func (l *loadSpan) see(v float64) { l.high, l.last = max(l.high, v), v }
+
+func (l loadSpan) String() string {
+	if l.first < 0 || l.last < 0 {
+		return ""
+	}
+	return fmt.Sprintf("Load average of the machine (1 minute, /proc/loadavg; %d CPUs): %.1f at the start, %.1f at the end, "+
+		"%.1f at the highest seen between the steps.\n\n", runtime.NumCPU(), l.first, l.last, max(l.high, l.first))
 }
 
 // medianRun is the run whose CPU per run is the median of those that

@@ -5,10 +5,10 @@
 // machine's description, to bench/RESULTS.md. The every measured is built
 // from the tree at run time, as are the references (static, CGO_ENABLED=0).
 //
-//	go run ./bench                  # about 28 minutes: sections 1-12
+//	go run ./bench                  # about 40 minutes: sections 1-12
 //	go run ./bench -quick           # about 12 minutes, rougher figures
 //	go run ./bench -only 8,10       # sections 8 and 10 only
-//	go run ./bench -only 12         # every jobs beside supercronic: about 13 minutes (-quick: 7)
+//	go run ./bench -only 12         # every jobs beside supercronic: about 25 minutes (-quick: 8)
 //	go run ./bench -peers           # install supercronic (go install, pinned) for sections 8 and 12
 //	go run ./bench -runitor PATH    # add runitor, from a binary given by path, to section 8
 //
@@ -261,7 +261,9 @@ func mergeSections(old string, run map[string]string) string {
 
 // sectionMachine is the line a section run alone (-only) carries.
 func sectionMachine(quick bool, only string) string {
-	return fmt.Sprintf("*This section: `-only %s`, %s*\n", only, strings.TrimSuffix(strings.SplitN(machine(quick), "\n", 2)[0], "."))
+	line := strings.TrimPrefix(strings.SplitN(machine(quick), "\n", 2)[0], "Run on ")
+	return fmt.Sprintf("*This section was run on its own (`-only %s`) on %s; the others are of the run named at the top.*\n", only,
+		strings.TrimSuffix(line, "."))
 }
 
 func machine(quick bool) string {
