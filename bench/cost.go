@@ -43,7 +43,7 @@ func wrappers(cfg *config, pingURL string) []wrapper {
 		}},
 	}
 	if cfg.supercronic != "" {
-		ws = append(ws, wrapper{name: "supercronic " + supercronicVersion, peer: true, min: time.Second,
+		ws = append(ws, wrapper{name: cfg.supercronicName, peer: true, min: time.Second,
 			command: func(iv time.Duration, job []string, dir string) *exec.Cmd {
 				// Seven fields, the first seconds and the last years: every second.
 				tab := filepath.Join(dir, "crontab")

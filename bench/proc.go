@@ -18,6 +18,7 @@ type procSample struct {
 	peakKiB  int64
 	anonKiB  int64 // RssAnon: the process's own pages
 	pssKiB   int64 // Pss: its pages, shared ones divided among their sharers
+	threads  int64
 }
 
 func sampleProc(pid int) (procSample, error) {
@@ -39,7 +40,7 @@ func sampleProc(pid int) (procSample, error) {
 		s.switches += st["voluntary_ctxt_switches"] + st["nonvoluntary_ctxt_switches"]
 	}
 	st := statusFields(fmt.Sprintf("/proc/%d/status", pid))
-	s.rssKiB, s.peakKiB, s.anonKiB = st["VmRSS"], st["VmHWM"], st["RssAnon"]
+	s.rssKiB, s.peakKiB, s.anonKiB, s.threads = st["VmRSS"], st["VmHWM"], st["RssAnon"], st["Threads"]
 	s.pssKiB = statusFields(fmt.Sprintf("/proc/%d/smaps_rollup", pid))["Pss"]
 	return s, nil
 }
