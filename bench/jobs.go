@@ -394,15 +394,15 @@ type minuteRun struct {
 	readyFirst, readyAll []time.Duration // exec to the first job's ready line, to the last's
 	readyRSS             []int64         // VmRSS when all were ready
 
-	pre, slotEnd, post procSample // before the slot, after its runs, a window later
-	preAt, before      procSample // right after start (all ready), just before the slot
-	tPre, tBefore      time.Time
-	tSlotEnd, tPost    time.Time
-	slot               time.Time
-	burst              grid
-	lastStart          time.Duration // the slot to its last start
-	finished           time.Duration // the slot to the log's last end of a run
-	err                error
+	slotEnd, post   procSample // after the slot's runs, a window later
+	preAt, before   procSample // right after start (all ready), just before the slot
+	tPre, tBefore   time.Time
+	tSlotEnd, tPost time.Time
+	slot            time.Time
+	burst           grid
+	lastStart       time.Duration // the slot to its last start
+	finished        time.Duration // the slot to the log's last end of a run
+	err             error
 }
 
 // readyMarker is the line a scheduler writes per job once it waits for the
