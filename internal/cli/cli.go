@@ -83,7 +83,7 @@ func Parse(args []string, stdout, stderr io.Writer) (Request, error) {
 		return req, app.Run(append(append([]string{"every next"}, inv.opts...), "--"))
 	}
 	if inv.jobs {
-		app := newApp("every jobs", "check the jobs of jobs files: every lines and crontab lines", jobsUsage, jobsFlags, stdout, stderr,
+		app := newApp("every jobs", "run the jobs of jobs files, every lines and crontab lines, in one process; or check them", jobsUsage, jobsFlags, stdout, stderr,
 			func(c *cli.Context) error {
 				js, err := jobsConfig(c, inv)
 				req.Jobs = &js

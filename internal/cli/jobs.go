@@ -61,18 +61,19 @@ var jobsFlags = []cli.Flag{
 }
 
 // jobsSynopsis is every jobs's line of the synopsis.
-const jobsSynopsis = "every jobs [--max-concurrent N] [--output prefixed|raw] [--watch] FILE|DIR...\n   every jobs --check [--from TIME] FILE|DIR..."
+const jobsSynopsis = "every jobs [--max-concurrent N] [--output prefixed|raw] [--watch] [--listen ADDR] FILE|DIR...\n   every jobs --check [--from TIME] FILE|DIR..."
 
 // jobsDoc says what every jobs does, in --help, every(1) and the reference.
 const jobsDoc = "Reads jobs files: one job a line, an every command line (`every 90s --retries 5 -- ./sync.sh`, words split as sh splits them, nothing expanded) or a crontab line (5 time fields, or 7 with seconds first and a year last, or a nickname, `@reboot` too, then a command for `/bin/sh -c`, `%` not special), below `NAME=value` lines that set the environment, an option's default (`EVERY_TIMEOUT=60s`) or the cron lines' zone (`CRON_TZ=`) for the jobs below them in the file; a directory is its `*.tab` files, in name order. Each job is checked as a standalone every of its line is, and has the name that every would give it; a crontab line's is its command's base name and a hash of its schedule and command. A crontab line of 6 time fields (read two ways by crons), a random value (`6~15`) or a user column is refused, and `MAILTO` is not read (a warning). With `--check`, prints each job's name, schedule, next slot and command (secrets in URLs masked) and exits 0; any bad line is `FILE:LINE: what, and the fix` on stderr, all of them, and exit 2. Without `--check`, runs the jobs until SIGTERM or SIGINT, each as a standalone every of its line would run it (its grid, lock, state, retries, timeout, catch-up, hooks, pings, metrics), each command in its process group, its output line by line as `NAME | LINE`; SIGUSR1 runs every job now, SIGUSR2 goes to the commands running, SIGHUP (or a change, with `--watch`) reads the files again: an unchanged job is left alone, a changed one takes its new definition after its run under way, a removed one ends after its run, a new one starts, and a file with bad lines changes nothing (each bad line logged)."
 
 // jobsUsage is every jobs --help's usage.
-const jobsUsage = jobsSynopsis + "\n\n" + "Checks files of jobs, one a line: every command lines and crontab lines,\n" +
-	"with NAME=value lines above them (the environment, EVERY_<OPTION>= defaults,\n" +
-	"CRON_TZ=). A DIR is its *.tab files. See every(1) and docs/GUIDE.md, Many\n" +
-	"jobs: every jobs.\n\nExamples:\n" +
+const jobsUsage = jobsSynopsis + "\n\n" + "Runs files of jobs in one process, or checks them (--check), one job a\n" +
+	"line: every command lines and crontab lines, with NAME=value lines above\n" +
+	"them (the environment, EVERY_<OPTION>= defaults, CRON_TZ=). A DIR is its\n" +
+	"*.tab files. Each output line is NAME | LINE; SIGHUP reads the files again.\n" +
+	"See every(1) and docs/GUIDE.md, Many jobs: every jobs.\n\nExamples:\n" +
 	"   every jobs --check /etc/every/jobs.tab\n" +
-	"   every jobs --check /etc/every/jobs.d"
+	"   every jobs --watch --max-concurrent 4 /etc/every/jobs.d"
 
 // jobsConfig checks every jobs's command line.
 func jobsConfig(c *cli.Context, inv invocation) (JobsSettings, error) {
