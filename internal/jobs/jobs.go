@@ -140,7 +140,7 @@ func (s *supervisor) run(jobs []Job) (int, os.Signal) {
 		changed = make(chan struct{}, 1)
 		quit := make(chan struct{})
 		defer close(quit)
-		go watch(s.opts.Watch, changed, quit)
+		go watch(s.opts.Watch, look(s.opts.Watch), changed, quit)
 	}
 	var stop os.Signal
 	for {

@@ -25,11 +25,11 @@ const watchEvery = 500 * time.Millisecond
 // fileState is what a look sees of one file: its identity and content's
 // marks, or that it is not there.
 type fileState struct {
-	path         string
-	dev, ino     uint64
-	size, mtime  int64
-	missing, dir bool
-	err          string // why it cannot be looked at
+	path        string
+	dev, ino    uint64
+	size, mtime int64
+	dir         bool
+	err         string // why it cannot be looked at
 }
 
 // look returns what paths name now: each path, and each *.tab file of a
@@ -67,7 +67,7 @@ func stat(p string) fileState {
 	st := fileState{path: p}
 	fi, err := os.Stat(p)
 	if err != nil {
-		st.missing, st.err = true, err.Error()
+		st.err = err.Error()
 		return st
 	}
 	st.dir = fi.IsDir()
@@ -83,8 +83,8 @@ func stat(p string) fileState {
 // watch looks at paths every watchEvery until stop is closed, and sends on
 // changed when what they name is not what it was (a send that would block
 // is dropped: one change pending is enough to read the files again).
-func watch(paths []string, changed chan<- struct{}, stop <-chan struct{}) {
-	before := look(paths)
+// before is its first look, taken by the caller before it goes on.
+func watch(paths []string, before []fileState, changed chan<- struct{}, stop <-chan struct{}) {
 	tick := time.NewTicker(watchEvery)
 	defer tick.Stop()
 	for {

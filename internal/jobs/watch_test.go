@@ -42,8 +42,7 @@ func TestWatch(t *testing.T) {
 	changed := make(chan struct{}, 1)
 	stop := make(chan struct{})
 	defer close(stop)
-	go watch(paths, changed, stop)
-	time.Sleep(2 * watchEvery) // its first look is taken
+	go watch(paths, look(paths), changed, stop)
 
 	quiet := func(what string) {
 		t.Helper()
