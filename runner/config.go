@@ -90,6 +90,8 @@ type Config struct {
 	// ReleaseAfter away: the process gives back what it can of its memory
 	// (freed heap, code pages) while it sleeps for long, and pays for it once
 	// per long wait only (a page needed again comes back at its next use).
-	Release      func()
+	// until is when the wait ends (on the monotonic clock): a process of
+	// many loops gives its memory back once none has a slot nearer.
+	Release      func(until time.Time)
 	ReleaseAfter time.Duration
 }

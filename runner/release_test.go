@@ -29,7 +29,11 @@ func TestLoopReleasesBeforeLongWaits(t *testing.T) {
 				cfg.MaxRuns = 3
 				origin := time.Now()
 				var got []time.Duration
-				cfg.Release = func() { got = append(got, time.Since(origin)) }
+				var until []time.Duration
+				cfg.Release = func(u time.Time) {
+					got = append(got, time.Since(origin))
+					until = append(until, u.Sub(origin))
+				}
 				cfg.ReleaseAfter = 5 * time.Second
 				if end := Loop(context.Background(), cfg); end.Reason != MaxRuns {
 					t.Fatalf("end = %+v, want MaxRuns", end)
@@ -40,6 +44,10 @@ func TestLoopReleasesBeforeLongWaits(t *testing.T) {
 				for i := range got {
 					if got[i] != tc.want[i] {
 						t.Fatalf("released at %v, want at %v", got, tc.want)
+					}
+					// The slots are at 0, 10s, 20s: each wait ends at the next.
+					if want := 10 * time.Second * time.Duration(i+1); until[i] != want {
+						t.Errorf("release %d said the wait ends at %v, want %v", i, until[i], want)
 					}
 				}
 			})

@@ -38,8 +38,8 @@ func (l *loop) waitIdle(ctx context.Context, due time.Time) (slots []time.Time, 
 	for {
 		wake := base.Add(jitter)
 		l.syncIfDue()
-		if l.cfg.Release != nil && wake.Sub(l.now()) >= l.cfg.ReleaseAfter {
-			l.cfg.Release()
+		if wait := wake.Sub(l.now()); l.cfg.Release != nil && wait >= l.cfg.ReleaseAfter {
+			l.cfg.Release(time.Now().Add(wait))
 		}
 		// When the wake-up is due: at wake, or at once if that has passed
 		// when the wait begins. Slots passed before it are none of the

@@ -327,17 +327,8 @@ func (f File) CheckWritable() error {
 		return err
 	}
 	f.removeLeftovers()
-	// The probe is a temporary file as Save makes them (a name of its own,
-	// O_EXCL), with the system calls directly: an *os.File would try to
-	// register a regular file with the poller and fail, four more calls.
-	tmp := filepath.Join(dir, f.tempName())
-	fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return &fs.PathError{Op: "create", Path: tmp, Err: err}
-	}
-	_ = unix.Close(fd)
-	if err := unix.Unlink(tmp); err != nil {
-		return &fs.PathError{Op: "remove", Path: tmp, Err: err}
+	if err := listings.probe(dir, f.tempName()); err != nil {
+		return err
 	}
 	fh, _, err := openRegular(f.Path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -304,6 +304,40 @@ func TestCheckWritable(t *testing.T) {
 	}
 }
 
+// The jobs of one directory (every jobs) probe it once, not once each: a
+// file made and removed per job would cost every later create in it.
+func TestCheckWritableProbesADirectoryOnce(t *testing.T) {
+	dir := t.TempDir()
+	if err := (File{Path: filepath.Join(dir, "a.json")}).CheckWritable(); err != nil {
+		t.Fatal(err)
+	}
+	listings.mu.Lock()
+	first, ok := listings.probed[dir]
+	listings.mu.Unlock()
+	if !ok {
+		t.Fatal("the directory was not probed")
+	}
+	if err := (File{Path: filepath.Join(dir, "b.json")}).CheckWritable(); err != nil {
+		t.Fatal(err)
+	}
+	listings.mu.Lock()
+	again := listings.probed[dir]
+	listings.probed[dir] = first.Add(-listingAge) // an old probe
+	listings.mu.Unlock()
+	if !again.Equal(first) {
+		t.Errorf("the second job of the directory probed it again (%v, then %v)", first, again)
+	}
+	if err := (File{Path: filepath.Join(dir, "c.json")}).CheckWritable(); err != nil {
+		t.Fatal(err)
+	}
+	listings.mu.Lock()
+	last := listings.probed[dir]
+	listings.mu.Unlock()
+	if !last.After(first) {
+		t.Errorf("a probe %v old was taken again (%v)", listingAge, last)
+	}
+}
+
 // Only a record, or what is left of one, is replaced by a record: a file of
 // another kind at the state path is refused, byte-identical, and the check
 // says so (ErrNotRecord).

@@ -266,7 +266,7 @@ func (w *writer) removeReplaced() {
 // would read it whole, a start quadratic in the number of jobs. A listing a
 // few seconds old misses only files made since, by writers alive then; a
 // leftover of a writer that died since is removed at the next start.
-var listings = &dirListings{m: map[string]dirListing{}}
+var listings = &dirListings{m: map[string]dirListing{}, probed: map[string]time.Time{}}
 
 // listingAge is how long a directory's listing is used again.
 const listingAge = 5 * time.Second
@@ -274,6 +274,8 @@ const listingAge = 5 * time.Second
 type dirListings struct {
 	mu sync.Mutex
 	m  map[string]dirListing
+	// probed is when each directory last took a new file (probe).
+	probed map[string]time.Time
 }
 
 // dirListing is a directory's entries, as read at read.
@@ -295,4 +297,30 @@ func (d *dirListings) read(dir string) ([]os.DirEntry, error) {
 	}
 	d.m[dir] = dirListing{time.Now(), entries}
 	return entries, nil
+}
+
+// probe makes sure dir takes a new file, name (a temporary file's), unless
+// it did within listingAge: every jobs checks many jobs of one directory,
+// and each file made and removed costs every later create in it (on ext4
+// without a journal, a new inode skips those freed in the last half
+// minute). The probe is made as Save makes its files (a name of its own,
+// O_EXCL), with the system calls directly: an *os.File would try to
+// register a regular file with the poller and fail, four more calls.
+func (d *dirListings) probe(dir, name string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if at, ok := d.probed[dir]; ok && time.Since(at) < listingAge {
+		return nil
+	}
+	tmp := filepath.Join(dir, name)
+	fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return &fs.PathError{Op: "create", Path: tmp, Err: err}
+	}
+	_ = unix.Close(fd)
+	if err := unix.Unlink(tmp); err != nil {
+		return &fs.PathError{Op: "remove", Path: tmp, Err: err}
+	}
+	d.probed[dir] = time.Now()
+	return nil
 }

@@ -36,24 +36,25 @@ const (
 // usually exits within milliseconds, keeps Go's defaults (setting
 // GOMAXPROCS stops the world: 0.17 ms of a 2.8 ms --version) until it has
 // a long wait ahead (its slot run already, a far first slot). Either gives
-// its memory back before each wait of releaseAfter or more.
+// its memory back before each wait of ReleaseAfter or more.
 func sleeper(cfg *runner.Config, getenv func(string) string) {
 	tune := sync.OnceFunc(func() { tuneRuntime(getenv) })
 	if cfg.MaxRuns != 1 {
 		tune()
 		dropStartupPages()
 	}
-	cfg.Release = func() {
+	cfg.Release = func(time.Time) {
 		tune()
-		releaseMemory()
+		ReleaseMemory()
 	}
-	cfg.ReleaseAfter = releaseAfter
+	cfg.ReleaseAfter = ReleaseAfter
 }
 
 // TuneProcess readies a process of many loops (every jobs) for what it
 // mostly does, sleeping, once all are built: the runtime defaults above,
-// and its start-up pages dropped. Its loops give no memory back of their own
-// (a collection forced by one loop's wait would cost all the others).
+// and its start-up pages dropped. Its loops give their memory back together
+// (ReleaseMemory), once none has a slot within ReleaseAfter: a collection
+// forced by one loop's wait would cost all the others.
 func TuneProcess() {
 	tuneRuntime(os.Getenv)
 	dropStartupPages()
@@ -70,18 +71,18 @@ func tuneRuntime(getenv func(string) string) {
 	}
 }
 
-// releaseAfter is the shortest wait before which a loop gives its memory
-// back (releaseMemory): the forced collection and the code pages faulted
+// ReleaseAfter is the shortest wait before which a loop gives its memory
+// back (ReleaseMemory): the forced collection and the code pages faulted
 // back in after it cost a fraction of a millisecond, once per wait, which
 // waits of this length or more make up for in memory not held.
-const releaseAfter = 5 * time.Second
+const ReleaseAfter = 5 * time.Second
 
-// releaseMemory gives back, before a long wait, the heap that is free
+// ReleaseMemory gives back, before a long wait, the heap that is free
 // (a forced collection, the free pages returned at once rather than by the
 // background scavenger over minutes) and the code pages the last run
 // touched: the resident memory of a job that sleeps is then mostly what
 // the next run will touch again.
-func releaseMemory() {
+func ReleaseMemory() {
 	debug.FreeOSMemory()
 	dropStartupPages()
 }

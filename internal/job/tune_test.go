@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/everycli/every/internal/testutil"
 	"github.com/everycli/every/runner"
@@ -153,10 +154,10 @@ func TestSleeper(t *testing.T) {
 		if tuned := runtime.GOMAXPROCS(0) == defaultMaxProcs; tuned != tc.atOnce {
 			t.Errorf("--max-runs %d: tuned at once %v, want %v", tc.maxRuns, tuned, tc.atOnce)
 		}
-		if cfg.Release == nil || cfg.ReleaseAfter != releaseAfter {
-			t.Fatalf("--max-runs %d: Release %v after %v, want one after %v", tc.maxRuns, cfg.Release != nil, cfg.ReleaseAfter, releaseAfter)
+		if cfg.Release == nil || cfg.ReleaseAfter != ReleaseAfter {
+			t.Fatalf("--max-runs %d: Release %v after %v, want one after %v", tc.maxRuns, cfg.Release != nil, cfg.ReleaseAfter, ReleaseAfter)
 		}
-		cfg.Release()
+		cfg.Release(time.Now())
 		if p, g := runtime.GOMAXPROCS(0), debug.SetGCPercent(100); p != defaultMaxProcs || g != defaultGCPercent {
 			t.Errorf("--max-runs %d: after a release GOMAXPROCS %d, GOGC %d; want %d, %d", tc.maxRuns, p, g, defaultMaxProcs, defaultGCPercent)
 		}

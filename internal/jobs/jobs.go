@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/everycli/every/internal/job"
 	"github.com/everycli/every/internal/listen"
@@ -70,6 +71,8 @@ type supervisor struct {
 	loop  func(context.Context, runner.Config) runner.Exit
 	// tune readies the process once its loops are built (job.TuneProcess).
 	tune func()
+	// mem gives the process's memory back between slots.
+	mem  *releaser
 	out  *output
 	gate runner.Gate
 	srv  *listen.Server // --listen's, nil without
@@ -97,7 +100,7 @@ type loop struct {
 }
 
 func newSupervisor(opts Options, stdout, stderr io.Writer) *supervisor {
-	s := &supervisor{opts: opts, stderr: stderr, build: job.BuildJob, loop: runner.Loop, tune: job.TuneProcess,
+	s := &supervisor{opts: opts, stderr: stderr, build: job.BuildJob, loop: runner.Loop, tune: job.TuneProcess, mem: newReleaser(job.ReleaseAfter, job.ReleaseMemory),
 		log:     job.NewLogger(stderr, opts.LogFormat, opts.LogLevel, opts.Quiet),
 		running: map[string]*loop{}, waiting: map[string]Job{}, ended: make(chan *loop)}
 	s.out = &output{stdout: stdout, stderr: stderr, json: opts.LogFormat == "json", log: s.log}
@@ -227,7 +230,8 @@ const buildersAtOnce = 8
 func (s *supervisor) newLoop(j Job, cfg runner.Config, done func()) *loop {
 	l := &loop{job: j, cfg: cfg, signals: make(chan os.Signal, 4), retire: make(chan struct{}), done: done}
 	l.cfg.Signals, l.cfg.Retire, l.cfg.Gate = l.signals, l.retire, s.gate
-	l.cfg.Release = nil
+	l.cfg.Release = func(until time.Time) { s.mem.idle(l, until) }
+	l.cfg.ReleaseAfter = s.mem.after
 	if !s.opts.Raw {
 		l.cfg.Lines = s.out.sink(j.Name)
 	}
@@ -239,6 +243,7 @@ func (s *supervisor) start(l *loop) {
 	s.mu.Lock()
 	s.running[l.job.Name] = l
 	s.mu.Unlock()
+	s.mem.add(l)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -252,6 +257,7 @@ func (s *supervisor) start(l *loop) {
 // new definition starts now.
 func (s *supervisor) end(l *loop, stopping bool) {
 	l.release()
+	s.mem.remove(l)
 	s.mu.Lock()
 	if s.running[l.job.Name] == l {
 		delete(s.running, l.job.Name)

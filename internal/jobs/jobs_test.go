@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -362,4 +363,44 @@ func findEvent(t *testing.T, buf *bytes.Buffer, event string) map[string]any {
 	}
 	t.Fatalf("no %s line in:\n%s", event, buf)
 	return nil
+}
+
+// TestSupervisorReleasesMemory: the process gives its memory back once no
+// job has a slot within the release's bound, by the last job to go idle,
+// once a slot; a job that runs holds it, and one of short slots holds it
+// always.
+func TestSupervisorReleasesMemory(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		jobs []Job
+		want []time.Duration
+	}{
+		{"two jobs of 1m", []Job{fakeJob("a", "1m", time.Second), fakeJob("b", "1m", 10*time.Second)},
+			[]time.Duration{10 * time.Second, 70 * time.Second, 130 * time.Second}},
+		{"and one of 2s", []Job{fakeJob("a", "1m", time.Second), fakeJob("b", "1m", 10*time.Second), fakeJob("c", "2s", 0)},
+			nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, Options{})
+				var mu sync.Mutex
+				var got []time.Duration
+				h.s.mem = newReleaser(5*time.Second, func() {
+					mu.Lock()
+					got = append(got, time.Since(h.origin))
+					mu.Unlock()
+				})
+				h.run(tc.jobs)
+				time.Sleep(150 * time.Second)
+				synctest.Wait()
+				h.signals <- syscall.SIGTERM
+				<-h.done
+				mu.Lock()
+				defer mu.Unlock()
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("memory given back at %v, want at %v", got, tc.want)
+				}
+			})
+		})
+	}
 }
