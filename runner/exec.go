@@ -80,7 +80,7 @@ const escapeeTick = 20 * time.Millisecond
 // writes to every's own descriptors: a terminal stays a terminal.
 func Exec(ctx context.Context, a Attempt) Result {
 	procs.enable()
-	cmd := command(a.Argv)
+	cmd := command(a.Argv, a.Env)
 	cmd.Env = a.Env
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr // *os.File: passed straight through, no copying
 	var out *output

@@ -117,7 +117,7 @@ func TestLookPath(t *testing.T) {
 		{name: dir + "/adir", want: syscall.EISDIR, code: 126},
 	}
 	for _, tt := range tests {
-		path, err := LookPath(tt.name)
+		path, err := LookPath(tt.name, nil)
 		if tt.want == nil {
 			if err != nil || path != exe {
 				t.Errorf("LookPath(%q) = %q, %v; want %q", tt.name, path, err, exe)
@@ -128,7 +128,7 @@ func TestLookPath(t *testing.T) {
 			t.Errorf("LookPath(%q) = %v (code %d), want %v (code %d)", tt.name, err, StartErrorCode(err), tt.want, tt.code)
 		}
 		// A run fails with the same code.
-		cmd := command([]string{tt.name})
+		cmd := command([]string{tt.name}, nil)
 		err = cmd.Err
 		if err == nil {
 			err = cmd.Start()

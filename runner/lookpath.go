@@ -1,8 +1,9 @@
 package runner
 
-// This file finds the command: PATH looked up once and reused while it
-// stays an executable file, and what cannot be run told apart (126, 127),
-// a script without #! handed to /bin/sh as a shell would.
+// This file finds the command: the PATH of its environment (a jobs file's
+// PATH= line; else every's own) looked up once and reused while it stays
+// an executable file, and what cannot be run told apart (126, 127), a
+// script without #! handed to /bin/sh as a shell would.
 
 import (
 	"bytes"
@@ -19,67 +20,119 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// paths caches where the PATH look-ups of command names led, so that a run
-// does not stat the command in each directory of $PATH: a cached path is
-// used while it is still an executable file (one access(2)), and looked up
-// again once it is not. (A command newly installed in an earlier directory
-// of $PATH is therefore not seen while the one found first stays.)
+// paths caches where the PATH look-ups of command names led (by PATH and
+// name: the jobs of a file may each have their own PATH), so that a run
+// does not stat the command in each directory of the PATH: a cached path
+// is used while it is still an executable file (one access(2)), and looked
+// up again once it is not. (A command newly installed in an earlier
+// directory of the PATH is therefore not seen while the one found first
+// stays.)
 var paths struct {
 	sync.Mutex
 	m map[string]string
 }
 
-// command is exec.Command for argv, with argv[0]'s PATH look-up cached.
-func command(argv []string) *exec.Cmd {
+// command is exec.Command for argv, with argv[0] looked up in env's PATH
+// (see LookPath), the look-up cached.
+func command(argv, env []string) *exec.Cmd {
 	name := argv[0]
 	if strings.Contains(name, "/") {
 		return exec.Command(name, argv[1:]...)
 	}
+	key := searchPath(env) + "\x00" + name
 	paths.Lock()
-	cached, ok := paths.m[name]
+	cached, ok := paths.m[key]
 	paths.Unlock()
 	if ok && unix.Access(cached, unix.X_OK) == nil && regularFile(cached) {
-		cmd := exec.Command(cached, argv[1:]...)
-		cmd.Args[0] = name // what the command sees as its name, as before
-		return cmd
+		return commandAt(cached, argv)
 	}
-	cmd := exec.Command(name, argv[1:]...)
-	if errors.Is(cmd.Err, exec.ErrNotFound) {
-		cmd.Err = notRunnable(name, cmd.Err)
+	path, err := LookPath(name, env)
+	var cmd *exec.Cmd
+	if err != nil {
+		cmd = &exec.Cmd{Path: name, Args: argv, Err: err}
+	} else {
+		cmd = commandAt(path, argv)
 	}
 	paths.Lock()
-	if cmd.Err == nil && filepath.IsAbs(cmd.Path) {
+	if err == nil && filepath.IsAbs(path) {
 		if paths.m == nil {
 			paths.m = map[string]string{}
 		}
-		paths.m[name] = cmd.Path
+		paths.m[key] = path
 	} else {
-		delete(paths.m, name)
+		delete(paths.m, key)
 	}
 	paths.Unlock()
 	return cmd
 }
 
-// LookPath finds the command name as execvp(3) does, and as the start-up
-// check and each run find it: exec.LookPath, except that a name that is in
-// $PATH but cannot be executed there (a directory, a file without the x
-// bit) is not "not found" (127) but "permission denied" or "is a
-// directory" (126), as timeout(1) and execvp(3) report it.
-func LookPath(name string) (string, error) {
-	path, err := exec.LookPath(name)
-	if errors.Is(err, exec.ErrNotFound) {
-		err = notRunnable(name, err)
-	}
-	return path, err
+// commandAt is exec.Command of the executable path, found for argv[0],
+// which the command still sees as its name.
+func commandAt(path string, argv []string) *exec.Cmd {
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	return cmd
 }
 
-// notRunnable is why name, not found as an executable in $PATH, cannot be
-// run: the first match there that is no executable file, or else notFound.
-func notRunnable(name string, notFound error) error {
-	if strings.Contains(name, "/") {
-		return notFound
+// searchPath is the PATH a command of environment env is looked up in: its
+// own (a jobs file's PATH= line), as the shell that runs a crontab line
+// looks it up; every's own where env has none (nil: every's environment).
+func searchPath(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
 	}
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+	return os.Getenv("PATH")
+}
+
+// LookPath finds the command name as execvp(3) does, in the PATH of the
+// environment env it will run with (see searchPath), as the start-up check
+// and each run find it: exec.LookPath in that PATH, except that a name that
+// is in the PATH but cannot be executed there (a directory, a file without
+// the x bit) is not "not found" (127) but "permission denied" or "is a
+// directory" (126), as timeout(1) and execvp(3) report it.
+func LookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return exec.LookPath(name)
+	}
+	dirs := searchPath(env)
+	for _, dir := range filepath.SplitList(dirs) {
+		if dir == "" {
+			dir = "." // as the shell reads an empty element
+		}
+		path := filepath.Join(dir, name)
+		if executable(path) {
+			if !filepath.IsAbs(path) {
+				// As exec.LookPath: never a command of the working
+				// directory by a relative PATH element.
+				return path, &exec.Error{Name: name, Err: exec.ErrDot}
+			}
+			return path, nil
+		}
+	}
+	return "", notRunnable(name, dirs, &exec.Error{Name: name, Err: exec.ErrNotFound})
+}
+
+// executable reports whether path is a file this process may execute, as
+// exec.LookPath decides it.
+func executable(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil || st.IsDir() {
+		return false
+	}
+	err = unix.Faccessat(unix.AT_FDCWD, path, unix.X_OK, unix.AT_EACCESS)
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		return st.Mode()&0o111 != 0
+	}
+	return err == nil
+}
+
+// notRunnable is why name, not found as an executable in the PATH dirs,
+// cannot be run: the first match there that is no executable file, or else
+// notFound.
+func notRunnable(name, dirs string, notFound error) error {
+	for _, dir := range filepath.SplitList(dirs) {
 		if dir == "" {
 			dir = "." // as the shell reads an empty element
 		}

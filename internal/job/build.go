@@ -88,7 +88,7 @@ func Build(st Settings, stderr io.Writer) (cfg runner.Config, done func(), err e
 func BuildJob(st Settings, stderr io.Writer) (cfg runner.Config, done func(), err error) {
 	cfg = st.Loop
 	cfg.Logger = NewLogger(stderr, st.LogFormat, st.LogLevel, st.Quiet).With("job", cfg.Name)
-	path, err := runner.LookPath(cfg.Command[0])
+	path, err := runner.LookPath(cfg.Command[0], cfg.Env)
 	if err != nil {
 		return cfg, nil, startError{runner.StartErrorCode(err), fmt.Errorf("cannot run %q: %w", cfg.Command[0], errors.Unwrap(err))}
 	}
