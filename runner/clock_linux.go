@@ -55,188 +55,174 @@ func armBoot(d time.Duration) (<-chan bool, func(), error) {
 	return armTimerfd(unix.CLOCK_BOOTTIME, 0, unix.NsecToTimespec(d.Nanoseconds()))
 }
 
-// armTimerfd arms a one-shot wake-up on clock: on the clock's long-lived
-// timerfd when it is free (the loop's case: one wait at a time), else on a
-// timerfd of its own. Its channel receives once: false when it expired, true
-// when the clock was set.
+// armTimerfd arms a one-shot wake-up on clock, at value: absolute on the
+// clock with TFD_TIMER_ABSTIME in flags, else from now. Its channel
+// receives once: false when it expired, true when the clock was set.
 func armTimerfd(clock, flags int, value unix.Timespec) (<-chan bool, func(), error) {
-	if t := sharedTimer(clock); t != nil {
-		if c, stop, ok, err := t.arm(flags, value); ok {
-			return c, stop, err
+	t := timerOf(clock)
+	at := value.Nano()
+	if flags&unix.TFD_TIMER_ABSTIME == 0 {
+		var now unix.Timespec
+		if err := unix.ClockGettime(int32(clock), &now); err != nil {
+			return nil, nil, fmt.Errorf("read clock %d: %w", clock, err)
 		}
+		at += now.Nano()
 	}
-	return armOwnTimerfd(clock, flags, value)
+	return t.arm(at)
 }
 
 // A timerfd and a goroutine per wait cost a timerfd_create, two epoll_ctl,
-// a close and a goroutine each time. The loop waits for one slot at a time,
-// so each clock keeps one timerfd, re-armed for each wait, and one goroutine
-// that reads it through the poller for as long as every runs.
+// a close and a goroutine each time, and, in a process of many loops (every
+// jobs), a descriptor and a goroutine stack per loop for as long as it
+// waits. So each clock has one timerfd for the process, armed for the
+// earliest of the waits on it, and one goroutine that reads it through the
+// poller and wakes the waits that are due: a loop that waits for one slot
+// at a time re-arms it for each wait, as a timerfd of its own would be.
 var (
-	wallTimer = &reusedTimer{clock: unix.CLOCK_REALTIME}
-	bootTimer = &reusedTimer{clock: unix.CLOCK_BOOTTIME}
+	wallTimer = &sharedTimer{clock: unix.CLOCK_REALTIME, flags: unix.TFD_TIMER_ABSTIME | unix.TFD_TIMER_CANCEL_ON_SET}
+	bootTimer = &sharedTimer{clock: unix.CLOCK_BOOTTIME, flags: unix.TFD_TIMER_ABSTIME}
 )
 
-// sharedTimer is the long-lived timer of clock, nil for another clock.
-func sharedTimer(clock int) *reusedTimer {
-	switch clock {
-	case unix.CLOCK_REALTIME:
+// timerOf is the shared timer of clock.
+func timerOf(clock int) *sharedTimer {
+	if clock == unix.CLOCK_REALTIME {
 		return wallTimer
-	case unix.CLOCK_BOOTTIME:
-		return bootTimer
 	}
-	return nil
+	return bootTimer
 }
 
-// reusedTimer is one clock's long-lived timerfd, armed for one wait at a
-// time.
-type reusedTimer struct {
-	clock int
-	mu    sync.Mutex
-	f     *os.File // the timerfd, nil until the first wait
-	fd    int
-	busy  bool      // armed for a wait whose stop has not been called
-	c     chan bool // where the armed wait's wake-up goes; nil: none is due
+// sharedTimer is one clock's timerfd, armed for the earliest of the waits
+// on it (on the wall clock, also woken when the clock is set: every wait
+// on it then looks at the clock again).
+type sharedTimer struct {
+	clock, flags int
+	mu           sync.Mutex
+	f            *os.File // the timerfd, nil until the first wait
+	fd           int
+	waits        map[*timerWait]struct{}
+	armed        int64 // the time the timerfd is armed for, on the clock; 0: disarmed
 }
 
-// arm arms the timer for one wait, as armTimerfd. ok is false when the timer
-// is busy with another wait or cannot be created: the caller then uses a
-// timerfd of its own.
-func (t *reusedTimer) arm(flags int, value unix.Timespec) (c <-chan bool, stop func(), ok bool, err error) {
+// timerWait is one wait on a shared timer: due at at, on its clock; its
+// wake-up goes to c, once, and it is then no longer among the waits.
+type timerWait struct {
+	at int64
+	c  chan bool
+}
+
+// arm adds a wait due at at (nanoseconds on the timer's clock).
+func (t *sharedTimer) arm(at int64) (<-chan bool, func(), error) {
+	// A time at or before the clock's zero would disarm the timerfd, or be
+	// refused: 1ns past it is past too, and fires at once.
+	at = max(at, 1)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.busy {
-		return nil, nil, false, nil
-	}
 	if t.f == nil {
 		fd, err := unix.TimerfdCreate(t.clock, unix.TFD_CLOEXEC|unix.TFD_NONBLOCK)
 		if err != nil {
-			return nil, nil, false, nil
+			return nil, nil, fmt.Errorf("create a timer on clock %d: %w", t.clock, err)
 		}
-		t.fd, t.f = fd, os.NewFile(uintptr(fd), "timerfd")
+		t.fd, t.f, t.armed = fd, os.NewFile(uintptr(fd), "timerfd"), 0
+		if t.waits == nil {
+			t.waits = map[*timerWait]struct{}{}
+		}
 		go t.read(t.f)
 	}
-	ch := make(chan bool, 1)
-	// Arming resets the timer's count of expiries and its record of clock
-	// sets: nothing of an earlier wait is left to be read, but for a read
-	// already under way, which read sorts out.
-	err = unix.TimerfdSettime(t.fd, flags, &unix.ItimerSpec{Value: value}, nil)
-	switch {
-	case errors.Is(err, unix.ECANCELED):
-		// The clock was set while the timer was being armed.
-		ch <- true
-		return ch, func() {}, true, nil
-	case err != nil:
-		return nil, nil, true, fmt.Errorf("arm a timer on clock %d for %d.%09ds: %w", t.clock, value.Sec, value.Nsec, err)
+	w := &timerWait{at: at, c: make(chan bool, 1)}
+	t.waits[w] = struct{}{}
+	if t.armed == 0 || at < t.armed {
+		if err := t.set(at); err != nil {
+			delete(t.waits, w)
+			return nil, nil, fmt.Errorf("arm a timer on clock %d for %d.%09ds: %w", t.clock, at/1e9, at%1e9, err)
+		}
 	}
-	t.busy, t.c = true, ch
 	var once sync.Once
-	stop = func() {
+	stop := func() {
 		once.Do(func() {
 			t.mu.Lock()
 			defer t.mu.Unlock()
-			if t.c == ch {
-				// Not fired: disarm, so that it never fires for a later wait.
-				_ = unix.TimerfdSettime(t.fd, 0, &unix.ItimerSpec{}, nil)
-				t.c = nil
+			if _, ok := t.waits[w]; ok {
+				delete(t.waits, w)
+				if w.at == t.armed {
+					t.rearm() // not for a wait that is gone
+				}
 			}
-			t.busy = false
 		})
 	}
-	return ch, stop, true, nil
+	return w.c, stop, nil
 }
 
-// read reads the timer for as long as every runs, and hands each wake-up to
-// the wait armed then, under the lock: a wait that has stopped gets nothing.
-// A read can complete for a wait that has just stopped, after the next one
-// was armed: an expiry is passed on only if the timer is disarmed now, that
-// is, if the armed wait's own expiry has come too. (A clock set meant for
-// the wait before is passed on: "look at the clock again" is always a safe
-// answer.)
-func (t *reusedTimer) read(f *os.File) {
+// set arms the timerfd for at, under t.mu. A set of the clock seen while
+// arming (ECANCELED) wakes every wait on it, with true.
+func (t *sharedTimer) set(at int64) error {
+	err := unix.TimerfdSettime(t.fd, t.flags, &unix.ItimerSpec{Value: unix.NsecToTimespec(at)}, nil)
+	if errors.Is(err, unix.ECANCELED) {
+		t.wake(func(*timerWait) bool { return true }, true)
+		return t.rearm()
+	}
+	if err == nil {
+		t.armed = at
+	}
+	return err
+}
+
+// rearm arms the timerfd for the earliest wait, or disarms it when there
+// is none, under t.mu.
+func (t *sharedTimer) rearm() error {
+	var next int64
+	for w := range t.waits {
+		if next == 0 || w.at < next {
+			next = w.at
+		}
+	}
+	if next == 0 {
+		t.armed = 0
+		return unix.TimerfdSettime(t.fd, 0, &unix.ItimerSpec{}, nil)
+	}
+	return t.set(next)
+}
+
+// wake sends set to each wait that due says is due, and takes it from the
+// waits, under t.mu.
+func (t *sharedTimer) wake(due func(*timerWait) bool, set bool) {
+	for w := range t.waits {
+		if due(w) {
+			w.c <- set
+			delete(t.waits, w)
+		}
+	}
+}
+
+// read reads the timer for as long as every runs. At each expiry it wakes
+// the waits whose time has come, by the clock read then (an expiry can be
+// read after the timer was armed for another wait: only the clock says
+// which are due), and arms the timer for the next. A set of the clock
+// (ECANCELED) wakes every wait, with true: "look at the clock again" is the
+// safe answer to anything else a read could say too.
+func (t *sharedTimer) read(f *os.File) {
 	var ticks [8]byte
 	for {
 		_, err := f.Read(ticks[:])
 		t.mu.Lock()
-		if t.c != nil {
-			switch {
-			case err == nil:
-				var cur unix.ItimerSpec
-				if gerr := unix.TimerfdGettime(t.fd, &cur); gerr != nil || cur.Value == (unix.Timespec{}) {
-					t.c <- false
-					t.c = nil
-				}
-			default:
-				// ECANCELED: the clock was set. Nothing else is expected
-				// of a timerfd read, and "look at the clock again" is the
-				// safe answer to it too.
-				t.c <- true
-				t.c = nil
+		if err == nil {
+			var now unix.Timespec
+			if unix.ClockGettime(int32(t.clock), &now) == nil {
+				t.wake(func(w *timerWait) bool { return w.at <= now.Nano() }, false)
 			}
+		} else {
+			t.wake(func(*timerWait) bool { return true }, true)
 		}
 		if err != nil && !errors.Is(err, unix.ECANCELED) {
 			// Not expected of a timerfd: give it up; the next wait makes a
 			// new one rather than have this goroutine spin.
 			f.Close()
-			if t.f == f {
-				t.f = nil
-			}
+			t.f, t.armed = nil, 0
 			t.mu.Unlock()
 			return
 		}
+		_ = t.rearm() // a failure: the next wait arms it again
 		t.mu.Unlock()
 	}
-}
-
-// armOwnTimerfd arms a one-shot timerfd of its own on clock and hands it to
-// a goroutine that waits for it through the poller and sends once: false
-// when it expired, true when the read was cancelled because the clock was
-// set.
-func armOwnTimerfd(clock, flags int, value unix.Timespec) (<-chan bool, func(), error) {
-	fd, err := unix.TimerfdCreate(clock, unix.TFD_CLOEXEC|unix.TFD_NONBLOCK)
-	if err != nil {
-		return nil, nil, fmt.Errorf("create a timer on clock %d: %w", clock, err)
-	}
-	c := make(chan bool, 1)
-	err = unix.TimerfdSettime(fd, flags, &unix.ItimerSpec{Value: value}, nil)
-	if errors.Is(err, unix.ECANCELED) {
-		// The clock was set while the timer was being armed.
-		unix.Close(fd)
-		c <- true
-		return c, func() {}, nil
-	}
-	if err != nil {
-		unix.Close(fd)
-		return nil, nil, fmt.Errorf("arm a timer on clock %d for %d.%09ds: %w", clock, value.Sec, value.Nsec, err)
-	}
-	f := os.NewFile(uintptr(fd), "timerfd")
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var ticks [8]byte
-		_, err := f.Read(ticks[:])
-		switch {
-		case err == nil:
-			c <- false
-		case errors.Is(err, os.ErrClosed):
-			// Stopped: nobody is waiting.
-		default:
-			// ECANCELED: the clock was set. Nothing else is expected of
-			// a timerfd read, and "look at the clock again" is the safe
-			// answer to it too.
-			c <- true
-		}
-	}()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			// Close wakes the blocked Read and returns once the fd is
-			// really closed; done then says the goroutine is gone.
-			f.Close()
-			<-done
-		})
-	}
-	return c, stop, nil
 }
 
 // suspendedMax is the largest suspended() reading yet: see there.

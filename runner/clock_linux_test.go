@@ -103,8 +103,8 @@ func timerfds(t *testing.T) map[string]string {
 
 // What no test can wait for (a suspend, in CI), the kernel shows: the wall
 // wake-up is an absolute timer on CLOCK_REALTIME cancelled when the clock is
-// set, the boot wake-up a relative one on CLOCK_BOOTTIME, which counts
-// suspend.
+// set, the boot wake-up one on CLOCK_BOOTTIME, which counts suspend (absolute
+// too: the timerfd is shared by the waits of many loops).
 func TestArmClocks(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -114,7 +114,7 @@ func TestArmClocks(t *testing.T) {
 		{"wall", func() (<-chan bool, func(), error) { return armWall(time.Now().Add(time.Hour)) },
 			[]string{"clockid: 0\n", "settime flags: 03\n"}}, // TFD_TIMER_ABSTIME|TFD_TIMER_CANCEL_ON_SET
 		{"boot", func() (<-chan bool, func(), error) { return armBoot(time.Hour) },
-			[]string{"clockid: 7\n", "settime flags: 00\n"}},
+			[]string{"clockid: 7\n", "settime flags: 01\n"}}, // TFD_TIMER_ABSTIME
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stop, err := tc.arm()
@@ -170,6 +170,85 @@ func TestArmReusesTimerfd(t *testing.T) {
 				}
 				waitFire(t, c)
 				stop()
+			}
+		})
+	}
+}
+
+// Many waits at once (the loops of every jobs) share each clock's timerfd
+// and its goroutine: each fires at its own time, never before, with false;
+// those stopped first never fire; and a wait armed earlier than those
+// waiting, or the stop of the earliest, moves the timer.
+func TestArmManyWaitsShareATimer(t *testing.T) {
+	arms := map[string]func(d time.Duration) (<-chan bool, func(), error){
+		"wall": func(d time.Duration) (<-chan bool, func(), error) { return armWall(time.Now().Add(d)) },
+		"boot": armBoot,
+	}
+	for name, arm := range arms {
+		t.Run(name, func(t *testing.T) {
+			_, stop, err := arm(time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop()
+			fds, goroutines := timerfds(t), runtime.NumGoroutine()
+			const n = 60
+			type wait struct {
+				c     <-chan bool
+				stop  func()
+				start time.Time
+				d     time.Duration
+			}
+			waits := make([]wait, n)
+			// One for an hour first, then the others latest first: each
+			// new wait is earlier than those armed (a timer left armed for
+			// the hour would fire none of them within the test's bound).
+			hour, stopHour, err := arm(time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := n - 1; i >= 0; i-- {
+				d := time.Duration(i) * 5 * time.Millisecond
+				start := time.Now()
+				c, stop, err := arm(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				waits[i] = wait{c, stop, start, d}
+			}
+			if now := timerfds(t); len(now) != len(fds) {
+				t.Errorf("%d timerfds with %d waits, %d before: one per wait", len(now), n, len(fds))
+			}
+			if g := runtime.NumGoroutine(); g > goroutines {
+				t.Errorf("%d goroutines with %d waits, %d before: one per wait", g, n, goroutines)
+			}
+			// The odd ones stop before their time; among them, the earliest
+			// waiting at each moment.
+			for i := 1; i < n; i += 2 {
+				waits[i].stop()
+			}
+			for i := 0; i < n; i += 2 {
+				w := waits[i]
+				set, at := waitFire(t, w.c)
+				w.stop()
+				if set || at.Sub(w.start) < w.d {
+					t.Errorf("wait %d of %v fired after %v (set %v)", i, w.d, at.Sub(w.start), set)
+				}
+			}
+			for i := 1; i < n; i += 2 {
+				if len(waits[i].c) != 0 {
+					t.Errorf("wait %d fired after it was stopped", i)
+				}
+			}
+			stopHour()
+			if len(hour) != 0 {
+				t.Error("the wait for an hour fired")
+			}
+			// None left waiting: the timer is disarmed.
+			for fd, info := range timerfds(t) {
+				if !strings.Contains(info, "it_value: (0, 0)") {
+					t.Errorf("timerfd %s still armed with no wait:\n%s", fd, info)
+				}
 			}
 		})
 	}
