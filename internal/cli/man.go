@@ -69,7 +69,7 @@ var environment = [][2]string{
 	{"XDG_STATE_HOME", "the default state directory is `$XDG_STATE_HOME/every` when it is an absolute path."},
 	{"JOURNAL_STREAM", "set by systemd: when it names every's stderr (its device and inode), text logs leave out their time, which the journal records itself."},
 	{"TZ", "the local zone of cron expressions and `--align`, unless `--tz` or `CRON_TZ=` is given. The zone database is built in."},
-	{"GOMAXPROCS, GOGC", "a job that loops runs with `GOMAXPROCS=1` and `GOGC=25` unless these are set."},
+	{"GOMAXPROCS, GOGC", "a job that loops runs with `GOMAXPROCS=1` and `GOGC=25` unless these are set; `every jobs` with `GOGC=25` and Go's own `GOMAXPROCS` (its jobs run at once)."},
 }
 
 // files is every(1)'s FILES section.

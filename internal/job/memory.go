@@ -38,7 +38,7 @@ const (
 // a long wait ahead (its slot run already, a far first slot). Either gives
 // its memory back before each wait of ReleaseAfter or more.
 func sleeper(cfg *runner.Config, getenv func(string) string) {
-	tune := sync.OnceFunc(func() { tuneRuntime(getenv) })
+	tune := sync.OnceFunc(func() { tuneRuntime(getenv, defaultMaxProcs) })
 	if cfg.MaxRuns != 1 {
 		tune()
 		dropStartupPages()
@@ -51,20 +51,24 @@ func sleeper(cfg *runner.Config, getenv func(string) string) {
 }
 
 // TuneProcess readies a process of many loops (every jobs) for what it
-// mostly does, sleeping, once all are built: the runtime defaults above,
-// and its start-up pages dropped. Its loops give their memory back together
+// mostly does, sleeping, once all are built: the GC target above, and its
+// start-up pages dropped. GOMAXPROCS stays Go's default: the jobs' runs
+// come at once (a crontab's jobs share the whole minute), and one P would
+// make each wait for the others' (100 jobs at 1s on a loaded 2-core
+// machine: slot to exec 37-71 ms median with one P, 10-36 ms with two, and
+// slots missed with one; docs/DESIGN.md, Performance). Its loops give their memory back together
 // (ReleaseMemory), once none has a slot within ReleaseAfter: a collection
 // forced by one loop's wait would cost all the others.
 func TuneProcess() {
-	tuneRuntime(os.Getenv)
+	tuneRuntime(os.Getenv, 0)
 	dropStartupPages()
 }
 
-// tuneRuntime applies the runtime defaults above, except those the
-// environment (getenv) sets.
-func tuneRuntime(getenv func(string) string) {
-	if getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(defaultMaxProcs)
+// tuneRuntime applies the runtime defaults above, GOMAXPROCS procs (0:
+// Go's own), except those the environment (getenv) sets.
+func tuneRuntime(getenv func(string) string, procs int) {
+	if getenv("GOMAXPROCS") == "" && procs > 0 {
+		runtime.GOMAXPROCS(procs)
 	}
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)

@@ -24,16 +24,19 @@ func TestTuneRuntime(t *testing.T) {
 	defer func() { runtime.GOMAXPROCS(procs); debug.SetGCPercent(gc) }()
 	for _, tc := range []struct {
 		env            map[string]string
+		procs          int
 		wantP, wantGCP int
 	}{
-		{map[string]string{}, defaultMaxProcs, defaultGCPercent},
-		{map[string]string{"GOMAXPROCS": "7"}, 7, defaultGCPercent},
-		{map[string]string{"GOGC": "150"}, defaultMaxProcs, 150},
-		{map[string]string{"GOMAXPROCS": "7", "GOGC": "150"}, 7, 150},
+		{map[string]string{}, defaultMaxProcs, defaultMaxProcs, defaultGCPercent},
+		{map[string]string{"GOMAXPROCS": "7"}, defaultMaxProcs, 7, defaultGCPercent},
+		{map[string]string{"GOGC": "150"}, defaultMaxProcs, defaultMaxProcs, 150},
+		{map[string]string{"GOMAXPROCS": "7", "GOGC": "150"}, defaultMaxProcs, 7, 150},
+		// every jobs: Go's GOMAXPROCS (here as the test found it), the GC target.
+		{map[string]string{}, 0, 7, defaultGCPercent},
 	} {
 		runtime.GOMAXPROCS(7)
 		debug.SetGCPercent(150)
-		tuneRuntime(func(k string) string { return tc.env[k] })
+		tuneRuntime(func(k string) string { return tc.env[k] }, tc.procs)
 		if p := runtime.GOMAXPROCS(0); p != tc.wantP {
 			t.Errorf("env %v: GOMAXPROCS %d, want %d", tc.env, p, tc.wantP)
 		}
