@@ -1004,7 +1004,7 @@ func jobsReading(cfg *config, sums map[jobsKind]jobsSummary, grow map[jobsKind]m
 			m.kind.label(cfg), m.n, ms(summarize(m.readyAll).median),
 			ms(time.Duration(float64(m.post.cpu-m.slotEnd.cpu)/max(m.tPost.Sub(m.tSlotEnd).Seconds(), 1))))
 	}
-	b.WriteString("\nWhere the CPU and the memory go, with what would lower them: bench/PROFILE.md, round 5.\n")
+	b.WriteString("\nWhere the CPU and the memory go, with what would lower them: bench/PROFILE.md, rounds 5 and 6.\n")
 	return b.String()
 }
 
