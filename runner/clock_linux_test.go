@@ -142,32 +142,49 @@ func TestArmClocks(t *testing.T) {
 	}
 }
 
+// armsFor are the two kinds of wake-up, each armed for d from now.
+var armsFor = map[string]func(d time.Duration) (<-chan bool, func(), error){
+	"wall": func(d time.Duration) (<-chan bool, func(), error) { return armWall(time.Now().Add(d)) },
+	"boot": armBoot,
+}
+
+// armedOnce arms a wait with arm and stops it, so that its clock's timerfd
+// and goroutine exist, and returns the timerfds and goroutines then.
+func armedOnce(t *testing.T, arm func(time.Duration) (<-chan bool, func(), error)) (fds map[string]string, goroutines int) {
+	t.Helper()
+	_, stop, err := arm(time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	return timerfds(t), runtime.NumGoroutine()
+}
+
+// shared fails the test if more timerfds or goroutines exist now than fds
+// and goroutines, taken before the waits under way were armed: a wait made
+// a descriptor or a goroutine of its own.
+func shared(t *testing.T, fds map[string]string, goroutines int) {
+	t.Helper()
+	if now := timerfds(t); len(now) != len(fds) {
+		t.Fatalf("%d timerfds while armed, %d before: a new one per wait", len(now), len(fds))
+	}
+	if g := runtime.NumGoroutine(); g > goroutines {
+		t.Fatalf("%d goroutines while armed, %d before: a new one per wait", g, goroutines)
+	}
+}
+
 // The loop's waits, one at a time, all go to one long-lived timerfd per
 // clock: arming again opens no descriptor and starts no goroutine.
 func TestArmReusesTimerfd(t *testing.T) {
-	arms := map[string]func(d time.Duration) (<-chan bool, func(), error){
-		"wall": func(d time.Duration) (<-chan bool, func(), error) { return armWall(time.Now().Add(d)) },
-		"boot": armBoot,
-	}
-	for name, arm := range arms {
+	for name, arm := range armsFor {
 		t.Run(name, func(t *testing.T) {
-			_, stop, err := arm(time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stop()
-			fds, goroutines := timerfds(t), runtime.NumGoroutine()
+			fds, goroutines := armedOnce(t, arm)
 			for range 100 {
 				c, stop, err := arm(0)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if now := timerfds(t); len(now) != len(fds) {
-					t.Fatalf("%d timerfds while armed, %d before: a new one per wait", len(now), len(fds))
-				}
-				if g := runtime.NumGoroutine(); g > goroutines {
-					t.Fatalf("%d goroutines while armed, %d before: a new one per wait", g, goroutines)
-				}
+				shared(t, fds, goroutines)
 				waitFire(t, c)
 				stop()
 			}
@@ -180,18 +197,9 @@ func TestArmReusesTimerfd(t *testing.T) {
 // those stopped first never fire; and a wait armed earlier than those
 // waiting, or the stop of the earliest, moves the timer.
 func TestArmManyWaitsShareATimer(t *testing.T) {
-	arms := map[string]func(d time.Duration) (<-chan bool, func(), error){
-		"wall": func(d time.Duration) (<-chan bool, func(), error) { return armWall(time.Now().Add(d)) },
-		"boot": armBoot,
-	}
-	for name, arm := range arms {
+	for name, arm := range armsFor {
 		t.Run(name, func(t *testing.T) {
-			_, stop, err := arm(time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stop()
-			fds, goroutines := timerfds(t), runtime.NumGoroutine()
+			fds, goroutines := armedOnce(t, arm)
 			const n = 60
 			type wait struct {
 				c     <-chan bool
@@ -216,12 +224,7 @@ func TestArmManyWaitsShareATimer(t *testing.T) {
 				}
 				waits[i] = wait{c, stop, start, d}
 			}
-			if now := timerfds(t); len(now) != len(fds) {
-				t.Errorf("%d timerfds with %d waits, %d before: one per wait", len(now), n, len(fds))
-			}
-			if g := runtime.NumGoroutine(); g > goroutines {
-				t.Errorf("%d goroutines with %d waits, %d before: one per wait", g, n, goroutines)
-			}
+			shared(t, fds, goroutines)
 			// The odd ones stop before their time; among them, the earliest
 			// waiting at each moment.
 			for i := 1; i < n; i += 2 {
@@ -323,11 +326,7 @@ func fdCount(t *testing.T) int {
 // descriptors nor goroutines, whether stop comes before the wake-up, after
 // it, or twice.
 func TestArmStop(t *testing.T) {
-	arms := map[string]func(d time.Duration) (<-chan bool, func(), error){
-		"wall": func(d time.Duration) (<-chan bool, func(), error) { return armWall(time.Now().Add(d)) },
-		"boot": armBoot,
-	}
-	for name, arm := range arms {
+	for name, arm := range armsFor {
 		t.Run(name, func(t *testing.T) {
 			const d = 50 * time.Millisecond
 			c, stop, err := arm(d)
