@@ -407,7 +407,11 @@ type escapees struct {
 }
 
 // signal sends sig to each escapee that has not had it yet, and reaps those
-// that ended. It returns how many are still alive.
+// that ended. It returns how many are still alive, counting each that ended
+// since the list of every's children was read: its own children came to
+// every as it ended (the kernel re-parents them before it shows the dead
+// process as a zombie), after the list was read, and only the next look
+// finds them. A sweep that stopped at such a look would leave them running.
 func (e *escapees) signal(sig syscall.Signal) (alive int) {
 	e.r.mu.Lock()
 	defer e.r.mu.Unlock()
@@ -417,6 +421,7 @@ func (e *escapees) signal(sig syscall.Signal) (alive int) {
 		}
 		if st.state == 'Z' {
 			reapPid(k.pid) // whoever's it was: reaping takes nothing from anyone
+			alive++        // for its children, if it had any (see above)
 			return
 		}
 		if !e.owns(k, st) {
