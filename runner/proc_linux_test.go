@@ -275,24 +275,26 @@ func TestExecKillAfterZero(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a := Attempt{Signal: syscall.SIGTERM, KillAfter: 0}
-	// The leader, TERM-ignoring, records the SIGHUP it gets after the stop.
-	hupFile := filepath.Join(t.TempDir(), "hup")
+	// The leader, TERM-ignoring, records the SIGUSR2 it gets after the stop
+	// (not SIGHUP: under nohup, the shell inherits it ignored, and cannot
+	// trap it).
+	usr2File := filepath.Join(t.TempDir(), "usr2")
 	forward := make(chan os.Signal, 1)
 	a.Signals = forward
-	pid, done, log := startEscapee(t, ctx, a, fmt.Sprintf(`trap "" TERM; trap "echo hup > %s" HUP`, hupFile), "while :; do sleep 0.05; done")
+	pid, done, log := startEscapee(t, ctx, a, fmt.Sprintf(`trap "" TERM; trap "echo usr2 > %s" USR2`, usr2File), "while :; do sleep 0.05; done")
 	cancel()
 	// Exec logs the stop, then signals, then looks at the next forwarded
-	// signal: when that SIGHUP lands, the leader has outlived the stop.
+	// signal: when that SIGUSR2 lands, the leader has outlived the stop.
 	if !testutil.Eventually(func() bool { return strings.Contains(log.String(), "event=timeout") }) {
 		t.Fatalf("no stop logged within %v; log:\n%s", waitBound, log)
 	}
 	deadline := time.Now().Add(waitBound)
 	for {
-		if _, err := os.Stat(hupFile); err == nil {
+		if _, err := os.Stat(usr2File); err == nil {
 			break
 		}
 		select {
-		case forward <- syscall.SIGHUP:
+		case forward <- syscall.SIGUSR2:
 		default:
 		}
 		select {
@@ -301,7 +303,7 @@ func TestExecKillAfterZero(t *testing.T) {
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the leader did not get SIGHUP within %v; log:\n%s", waitBound, log)
+			t.Fatalf("the leader did not get SIGUSR2 within %v; log:\n%s", waitBound, log)
 		}
 	}
 	if !alive(pid) {
