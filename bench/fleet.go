@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -139,7 +140,12 @@ func runOnce(argv []string) time.Duration {
 	return time.Since(start)
 }
 
-func median(xs []float64) float64 {
+// median is the middle of xs (the upper one of an even count), zero for none.
+func median[T cmp.Ordered](xs []T) T {
+	if len(xs) == 0 {
+		var zero T
+		return zero
+	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]

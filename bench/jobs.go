@@ -761,22 +761,13 @@ func summarizeRuns(rs []*jobsRun) jobsSummary {
 	med := func(xs []time.Duration) time.Duration { return summarize(xs).median }
 	cs := summarize(cpu)
 	s.cpu, s.cpuMin, s.cpuMax, s.cpuS = cs.median, cs.min, cs.max, med(cpuS)
-	s.switches, s.threads = medianFloat(sw), medianInt(threads)
-	s.rssFrom, s.rssTo, s.peak = medianInt(from), medianInt(to), medianInt(peak)
+	s.switches, s.threads = median(sw), median(threads)
+	s.rssFrom, s.rssTo, s.peak = median(from), median(to), median(peak)
 	s.late, s.p99, s.max, s.worst, s.own, s.ownP99 = med(late), med(p99), med(mx), med(worst), med(own), med(ownP99)
-	s.soloCPU, s.soloCPUS, s.soloSwitches = med(soloCPU), med(soloCPUS), medianFloat(soloSw)
-	s.soloRSSFrom, s.soloRSSTo, s.soloPeak, s.soloThreads = medianInt(soloFrom), medianInt(soloTo), medianInt(soloPeak), medianInt(soloThreads)
+	s.soloCPU, s.soloCPUS, s.soloSwitches = med(soloCPU), med(soloCPUS), median(soloSw)
+	s.soloRSSFrom, s.soloRSSTo, s.soloPeak, s.soloThreads = median(soloFrom), median(soloTo), median(soloPeak), median(soloThreads)
 	s.soloLate, s.soloLateP99, s.soloMax, s.soloOwn, s.soloP99 = med(soloLate), med(soloP99), med(soloMax), med(soloOwn), med(soloOwnP99)
 	return s
-}
-
-func medianFloat(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 func jobsReport(cfg *config, main map[jobsKind][]*jobsRun, grow map[jobsKind]map[int]*jobsRun, sizes []int, minutes []*minuteRun,
@@ -927,7 +918,7 @@ func jobsReport(cfg *config, main map[jobsKind][]*jobsRun, grow map[jobsKind]map
 			preS, postS := m.tBefore.Sub(m.tPre).Seconds(), m.tPost.Sub(m.tSlotEnd).Seconds()
 			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s over %.0f s | %.1f | %s over %.0f s | %.1f | %s | %s |\n",
 				m.kind.label(cfg), m.n, ms(summarize(m.readyFirst).median), ms(summarize(m.readyAll).median),
-				ms(summarize(m.readyAll).max), mib(medianInt(m.readyRSS)),
+				ms(summarize(m.readyAll).max), mib(median(m.readyRSS)),
 				ms(m.before.cpu-m.preAt.cpu), preS, float64(m.before.switches-m.preAt.switches)/preS,
 				ms(m.post.cpu-m.slotEnd.cpu), postS, float64(m.post.switches-m.slotEnd.switches)/postS,
 				mib(m.post.rssKiB), mib(m.post.peakKiB))
@@ -1015,11 +1006,3 @@ func holds(ok bool) string {
 	return "**does not hold**"
 }
 
-func medianInt(xs []int64) int64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
-}

@@ -83,41 +83,34 @@ func TestLoopGateStop(t *testing.T) {
 // the run under way finish, never stopped, and runs no slot more; idle, it
 // ends at once.
 func TestLoopRetire(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := &fakeExec{took: []time.Duration{25 * time.Second}}
-		var buf bytes.Buffer
-		cfg := testConfig(f, &buf, make(chan os.Signal))
-		retire := make(chan struct{})
-		cfg.Retire = retire
-		origin := time.Now()
-		done := make(chan Exit)
-		go func() { done <- Loop(context.Background(), cfg) }()
-		time.Sleep(5 * time.Second) // the first run is under way
-		close(retire)
-		end := <-done
-		if end.Reason != Retired {
-			t.Fatalf("end %+v, want Retired", end)
-		}
-		if took := time.Since(origin); took != 25*time.Second {
-			t.Fatalf("ended at +%v, want +25s: the run under way finishes, and no other starts", took)
-		}
-		if n := len(f.starts()); n != 1 {
-			t.Fatalf("%d runs, want 1", n)
-		}
-	})
-	synctest.Test(t, func(t *testing.T) {
-		f := &fakeExec{took: []time.Duration{time.Second}}
-		var buf bytes.Buffer
-		cfg := testConfig(f, &buf, make(chan os.Signal))
-		retire := make(chan struct{})
-		cfg.Retire = retire
-		origin := time.Now()
-		done := make(chan Exit)
-		go func() { done <- Loop(context.Background(), cfg) }()
-		time.Sleep(3 * time.Second) // idle, waiting for +10s
-		close(retire)
-		if end := <-done; end.Reason != Retired || time.Since(origin) != 3*time.Second {
-			t.Fatalf("end %+v at +%v, want Retired at once, +3s", end, time.Since(origin))
-		}
-	})
+	for _, tc := range []struct {
+		name     string
+		took     time.Duration // the first run's
+		retireAt time.Duration
+		endAt    time.Duration
+	}{
+		{"running", 25 * time.Second, 5 * time.Second, 25 * time.Second}, // the run under way finishes, and no other starts
+		{"idle", time.Second, 3 * time.Second, 3 * time.Second},          // waiting for +10s: at once
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeExec{took: []time.Duration{tc.took}}
+				var buf bytes.Buffer
+				cfg := testConfig(f, &buf, make(chan os.Signal))
+				retire := make(chan struct{})
+				cfg.Retire = retire
+				origin := time.Now()
+				done := make(chan Exit)
+				go func() { done <- Loop(context.Background(), cfg) }()
+				time.Sleep(tc.retireAt)
+				close(retire)
+				if end := <-done; end.Reason != Retired || time.Since(origin) != tc.endAt {
+					t.Fatalf("end %+v at +%v, want Retired at +%v", end, time.Since(origin), tc.endAt)
+				}
+				if n := len(f.starts()); n != 1 {
+					t.Fatalf("%d runs, want 1", n)
+				}
+			})
+		})
+	}
 }

@@ -198,14 +198,20 @@ func genPlain(r *rand.Rand, lo, hi int, starPct int, name func(int) string, noFr
 	return strings.Join(terms, ","), set, star, bare
 }
 
+// genPlainDay is genPlain for a day field, its leading '*' sometimes
+// written '?'.
+func genPlainDay(r *rand.Rand, lo, hi int, name func(int) string, wrap bool) (string, dayTerms, bool, bool) {
+	text, set, star, bare := genPlain(r, lo, hi, 50, name, wrap)
+	if r.IntN(4) == 0 && strings.HasPrefix(text, "*") && !strings.HasPrefix(text, "*/") {
+		text = "?" + text[1:]
+	}
+	return text, dayTerms{plain: set}, star, bare
+}
+
 // genDom generates a day-of-month field with L, LW, 15W and '?'.
 func genDom(r *rand.Rand) (string, dayTerms, bool, bool) {
 	if r.IntN(4) == 0 {
-		text, set, star, bare := genPlain(r, 1, 31, 50, nil, false)
-		if r.IntN(4) == 0 && strings.HasPrefix(text, "*") && !strings.HasPrefix(text, "*/") {
-			text = "?" + text[1:]
-		}
-		return text, dayTerms{plain: set}, star, bare
+		return genPlainDay(r, 1, 31, nil, false)
 	}
 	var t dayTerms
 	var terms []string
@@ -246,11 +252,7 @@ func genDow(r *rand.Rand) (string, dayTerms, bool, bool) {
 	}
 	if r.IntN(4) == 0 {
 		// "N/S" goes on to 7 here (cronie), to 6 in cronexpr: not generated.
-		text, set, star, bare := genPlain(r, 0, 6, 50, name, true)
-		if r.IntN(4) == 0 && strings.HasPrefix(text, "*") && !strings.HasPrefix(text, "*/") {
-			text = "?" + text[1:]
-		}
-		return text, dayTerms{plain: set}, star, bare
+		return genPlainDay(r, 0, 6, name, true)
 	}
 	var t dayTerms
 	var terms []string
