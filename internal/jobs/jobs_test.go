@@ -404,3 +404,16 @@ func TestSupervisorReleasesMemory(t *testing.T) {
 		})
 	}
 }
+
+// With --log-format json, the commands' output is event=output records at
+// any log level: -q quiets every's own lines, never the output.
+func TestOutputRecordsPastTheLevel(t *testing.T) {
+	var stderr bytes.Buffer
+	o := &output{json: true, log: job.NewLogger(&stderr, "json", "info", true)}
+	o.sink("alpha")(true, []byte("hello"))
+	got := events(t, &stderr)
+	if len(got) != 1 || got[0]["event"] != runner.EventOutput || got[0]["job"] != "alpha" ||
+		got[0]["stream"] != "stderr" || got[0]["line"] != "hello" {
+		t.Fatalf("records %v, want one event=output of alpha's stderr line", got)
+	}
+}

@@ -1,9 +1,11 @@
 package jobs
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/everycli/every/runner"
 )
@@ -30,7 +32,12 @@ func (o *output) sink(name string) runner.LineSink {
 			if stderr {
 				stream = "stderr"
 			}
-			o.log.Info("output", "event", runner.EventOutput, "job", name, "stream", stream, "line", string(line))
+			// Past the log's level: -q and --log-level warn quiet every's
+			// own lines, never the commands' output, as in text.
+			r := slog.NewRecord(time.Now(), slog.LevelInfo, "output", 0)
+			r.AddAttrs(slog.String("event", runner.EventOutput), slog.String("job", name),
+				slog.String("stream", stream), slog.String("line", string(line)))
+			_ = o.log.Handler().Handle(context.Background(), r)
 			return
 		}
 		o.mu.Lock()
