@@ -311,12 +311,22 @@ func (l *loop) release() {
 }
 
 // tellAll passes sig on to each job's loop, never blocking on one that is
-// not keeping up (its buffer holds enough to act on).
+// not keeping up (its buffer holds enough to act on). A stop is never
+// dropped: it takes the place of a signal still waiting (the supervisor is
+// the one sender, so the room it makes stays).
 func (s *supervisor) tellAll(sig os.Signal) {
+	stop := sig == syscall.SIGINT || sig == syscall.SIGTERM
 	for _, l := range s.running {
 		select {
 		case l.signals <- sig:
 		default:
+			if stop {
+				select {
+				case <-l.signals:
+				default:
+				}
+				l.signals <- sig
+			}
 		}
 	}
 }

@@ -417,3 +417,22 @@ func TestOutputRecordsPastTheLevel(t *testing.T) {
 		t.Fatalf("records %v, want one event=output of alpha's stderr line", got)
 	}
 }
+
+// A stop reaches a job whose loop has not kept up with the signals before
+// it (SIGUSR1s queued while its run went on): it is never dropped.
+func TestTellAllNeverDropsAStop(t *testing.T) {
+	s := newSupervisor(Options{}, io.Discard, io.Discard)
+	l := &loop{signals: make(chan os.Signal, 4)}
+	s.running["a"] = l
+	for range cap(l.signals) + 2 {
+		s.tellAll(syscall.SIGUSR1)
+	}
+	s.tellAll(syscall.SIGTERM)
+	var got []os.Signal
+	for len(l.signals) > 0 {
+		got = append(got, <-l.signals)
+	}
+	if len(got) != cap(l.signals) || got[len(got)-1] != syscall.SIGTERM {
+		t.Fatalf("the loop gets %v, want its buffer full, the SIGTERM last", got)
+	}
+}
