@@ -24,8 +24,10 @@ func NewGate(n int) Gate { return make(Gate, n) }
 func (g Gate) leave() { <-g }
 
 // enterGate waits for a place in the gate until the slot after this one
-// (next, on the loop's timeline), listening for stop signals. It reports
-// whether it got one; a stop signal that came is returned.
+// (next, on the loop's timeline), listening for stop signals and for the
+// loop's retirement (a reload: its job removed or changed runs no slot
+// more). It reports whether it got one; a stop signal that came is
+// returned.
 func (l *loop) enterGate(ctx context.Context, next time.Time) (entered bool, stop os.Signal) {
 	select {
 	case l.cfg.Gate <- struct{}{}:
@@ -41,6 +43,8 @@ func (l *loop) enterGate(ctx context.Context, next time.Time) (entered bool, sto
 		case <-timer.C:
 			return false, nil
 		case <-ctx.Done():
+			return false, nil
+		case <-l.cfg.Retire:
 			return false, nil
 		case sig := <-l.cfg.Signals:
 			switch {

@@ -79,6 +79,35 @@ func TestLoopGateStop(t *testing.T) {
 	})
 }
 
+// A loop retired while it waits for a place (a reload removed its job)
+// ends at once: the slot it waited for neither runs nor counts as skipped.
+func TestLoopGateRetire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := NewGate(1)
+		gate <- struct{}{} // taken, for good
+		f := &fakeExec{}
+		var buf bytes.Buffer
+		cfg := testConfig(f, &buf, make(chan os.Signal))
+		cfg.Gate = gate
+		retire := make(chan struct{})
+		cfg.Retire = retire
+		origin := time.Now()
+		done := make(chan Exit)
+		go func() { done <- Loop(context.Background(), cfg) }()
+		time.Sleep(5 * time.Second) // waiting for a place for the slot at +0
+		close(retire)
+		if end := <-done; end.Reason != Retired || time.Since(origin) != 5*time.Second {
+			t.Fatalf("end %+v at +%v, want Retired at once, +5s", end, time.Since(origin))
+		}
+		if len(f.starts()) != 0 {
+			t.Fatalf("ran %d times without a place", len(f.starts()))
+		}
+		if skips := eventsNamed(logEvents(t, &buf), "skip"); len(skips) != 0 {
+			t.Fatalf("skips logged for a retired loop: %v", skips)
+		}
+	})
+}
+
 // A retired loop (every jobs: its job removed or changed by a reload) lets
 // the run under way finish, never stopped, and runs no slot more; idle, it
 // ends at once.

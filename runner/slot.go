@@ -53,6 +53,9 @@ func (l *loop) runSlot(ctx context.Context, slot, due time.Time, manual, catchin
 		if out.stop = stop; stop != nil {
 			return out
 		}
+		if !entered && l.retired() {
+			return out // no slot more: none skipped
+		}
 		if !entered {
 			out.next = l.notPast(out.next)
 			l.skipConcurrency(out.next)
