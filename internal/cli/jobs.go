@@ -131,7 +131,7 @@ func RunJobs(js JobsSettings, signals <-chan os.Signal, stdout, stderr io.Writer
 		return ui.ExitUsage, nil
 	}
 	opts := jobs.Options{MaxConcurrent: js.MaxConcurrent, Raw: js.Raw, Listen: js.Listen, LogFormat: js.LogFormat, LogLevel: js.LogLevel,
-		Quiet: js.Quiet, Signals: signals, Load: func() ([]jobs.Job, error) { return js.load(stderr) }}
+		Quiet: js.Quiet, Signals: signals, Load: func() ([]jobs.Job, error) { return js.load(io.Discard) }}
 	if js.Watch {
 		opts.Watch = js.Paths
 	}
@@ -139,12 +139,11 @@ func RunJobs(js JobsSettings, signals <-chan os.Signal, stdout, stderr io.Writer
 }
 
 // load reads the files: the jobs for the supervisor, their files' warnings
-// said on stderr, or all the errors.
+// said on stderr (at the start: a reload, which gives io.Discard, does not
+// repeat them), or all the errors.
 func (js JobsSettings) load(stderr io.Writer) ([]jobs.Job, error) {
 	loaded, warnings, err := LoadJobs(js.Paths)
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "every: %s:%d: warning: %v\n", w.File, w.Line, w.Err)
-	}
+	printWarnings(stderr, warnings)
 	if err != nil {
 		return nil, err
 	}
@@ -573,15 +572,20 @@ func safeShellRune(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r)
 }
 
+// printWarnings says the files' warnings on stderr, one a line.
+func printWarnings(stderr io.Writer, warnings []*jobsfile.LineError) {
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "every: %s:%d: warning: %v\n", w.File, w.Line, w.Err)
+	}
+}
+
 // CheckJobs is every jobs --check: it reads the files and lists their jobs,
 // one a line (name, schedule, next slot, command) to stdout, and returns 0;
 // or it writes every error, one a line, to stderr, and returns 2. Warnings go
 // to stderr either way.
 func CheckJobs(js JobsSettings, stdout, stderr io.Writer) int {
 	jobs, warnings, err := LoadJobs(js.Paths)
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "every: %s:%d: warning: %v\n", w.File, w.Line, w.Err)
-	}
+	printWarnings(stderr, warnings)
 	if err != nil {
 		reportJobs(stderr, err)
 		return ui.ExitUsage
