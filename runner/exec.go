@@ -125,8 +125,7 @@ func Exec(ctx context.Context, a Attempt) Result {
 	if err != nil {
 		return Result{Outcome: Failure, ExitCode: StartErrorCode(err), Err: err}
 	}
-	pgid := cmd.Process.Pid
-	esc.pgid = pgid
+	pgid := esc.pgid
 	// Before anything can reap the leader: the group must exist to be armed.
 	if err := g.arm(pgid); err != nil {
 		logRepeated(a.Logger, &warn.guard, "guard", 1, slog.LevelWarn, "the command would outlive every", "event", EventKill, "error", err)

@@ -16,6 +16,11 @@ type reaper struct{}
 
 func (reaper) enable() {}
 
-func (reaper) start(cmd *exec.Cmd) (*escapees, error) { return &escapees{}, cmd.Start() }
+func (reaper) start(cmd *exec.Cmd) (*escapees, error) {
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &escapees{pgid: cmd.Process.Pid}, nil // its own group (Setpgid)
+}
 
 func (reaper) forget(int) {}

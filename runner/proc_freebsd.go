@@ -132,7 +132,7 @@ func (r *reaper) start(cmd *exec.Cmd) (*escapees, error) {
 		return nil, err
 	}
 	r.ours[cmd.Process.Pid] = true
-	return &escapees{r: r}, nil
+	return &escapees{r: r, pgid: cmd.Process.Pid}, nil // its own group (Setpgid)
 }
 
 // forget is called once cmd.Wait has reaped pid. An orphan that ended

@@ -104,6 +104,8 @@ func (r *reaper) start(cmd *exec.Cmd) (*escapees, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	// Its own group (Setpgid), set under mu: other runs' sweeps read it.
+	e.pgid = cmd.Process.Pid
 	r.ours[cmd.Process.Pid] = make(chan struct{})
 	r.running[e] = true
 	return e, nil
