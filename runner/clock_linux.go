@@ -35,13 +35,9 @@ func armWall(at time.Time) (<-chan bool, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("arm a wake-up at %s: out of range for this system's clock: %w", at, err)
 	}
-	if value.Sec < 0 || (value.Sec == 0 && value.Nsec == 0) {
-		// Before 1970 the kernel refuses the time, and a zero one would
-		// disarm the timer: any past time fires at once, 1ns past the epoch
-		// does so too.
-		value = unix.Timespec{Nsec: 1}
-	}
-	return armTimerfd(unix.CLOCK_REALTIME, unix.TFD_TIMER_ABSTIME|unix.TFD_TIMER_CANCEL_ON_SET, value)
+	// Before 1970 the kernel refuses the time: sharedTimer.arm takes it as
+	// 1ns past the epoch, past too, which fires at once.
+	return wallTimer.arm(value.Nano())
 }
 
 // armBoot arms a one-shot wake-up for when CLOCK_BOOTTIME has advanced by d
@@ -49,26 +45,11 @@ func armWall(at time.Time) (<-chan bool, func(), error) {
 // receives exactly one value, false, when due (at once when d <= 0); stop is
 // as for armWall.
 func armBoot(d time.Duration) (<-chan bool, func(), error) {
-	if d <= 0 {
-		d = 1 // a zero value would disarm the timer
+	var now unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &now); err != nil {
+		return nil, nil, fmt.Errorf("read the boot clock: %w", err)
 	}
-	return armTimerfd(unix.CLOCK_BOOTTIME, 0, unix.NsecToTimespec(d.Nanoseconds()))
-}
-
-// armTimerfd arms a one-shot wake-up on clock, at value: absolute on the
-// clock with TFD_TIMER_ABSTIME in flags, else from now. Its channel
-// receives once: false when it expired, true when the clock was set.
-func armTimerfd(clock, flags int, value unix.Timespec) (<-chan bool, func(), error) {
-	t := timerOf(clock)
-	at := value.Nano()
-	if flags&unix.TFD_TIMER_ABSTIME == 0 {
-		var now unix.Timespec
-		if err := unix.ClockGettime(int32(clock), &now); err != nil {
-			return nil, nil, fmt.Errorf("read clock %d: %w", clock, err)
-		}
-		at += now.Nano()
-	}
-	return t.arm(at)
+	return bootTimer.arm(now.Nano() + d.Nanoseconds()) // past: at once
 }
 
 // A timerfd and a goroutine per wait cost a timerfd_create, two epoll_ctl,
@@ -82,14 +63,6 @@ var (
 	wallTimer = &sharedTimer{clock: unix.CLOCK_REALTIME, flags: unix.TFD_TIMER_ABSTIME | unix.TFD_TIMER_CANCEL_ON_SET}
 	bootTimer = &sharedTimer{clock: unix.CLOCK_BOOTTIME, flags: unix.TFD_TIMER_ABSTIME}
 )
-
-// timerOf is the shared timer of clock.
-func timerOf(clock int) *sharedTimer {
-	if clock == unix.CLOCK_REALTIME {
-		return wallTimer
-	}
-	return bootTimer
-}
 
 // sharedTimer is one clock's timerfd, armed for the earliest of the waits
 // on it (on the wall clock, also woken when the clock is set: every wait
