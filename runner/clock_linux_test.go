@@ -369,8 +369,7 @@ func TestArmStop(t *testing.T) {
 }
 
 // settle waits (within waitBound) for the number of goroutines to come down
-// to n, and fails the test if it does not. stop waits for its own goroutine,
-// but a goroutine that has closed its done channel may still be exiting.
+// to n, and fails the test if it does not: no wait leaves one behind.
 func settle(t *testing.T, n int) {
 	t.Helper()
 	testutil.Eventually(func() bool { return runtime.NumGoroutine() <= n })
@@ -380,8 +379,8 @@ func settle(t *testing.T, n int) {
 }
 
 // Once stop has returned, nothing more is sent, even when it races the
-// wake-up: each channel holds after the goroutines are gone what it held
-// when stop returned.
+// wake-up: each channel holds, once the timer's reader has handled every
+// expiry of them, what it held when stop returned.
 func TestArmStopIsFinal(t *testing.T) {
 	arms := map[string]func() (<-chan bool, func(), error){
 		"wall": func() (<-chan bool, func(), error) { return armWall(time.Now()) },
@@ -405,6 +404,14 @@ func TestArmStopIsFinal(t *testing.T) {
 				stop()
 				cs[i], held[i] = c, len(c)
 			}
+			// The reader wakes the waits due in turn: once a wait armed
+			// after them all has fired, it has handled theirs.
+			last, stopLast, err := arm()
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFire(t, last)
+			stopLast()
 			settle(t, goroutines)
 			late, fired := 0, 0
 			for i, c := range cs {

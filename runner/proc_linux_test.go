@@ -160,8 +160,8 @@ func startEscapee(t *testing.T, ctx context.Context, a Attempt, setup, leader st
 	log := &syncWriter{}
 	a.Argv = []string{"/bin/sh", "-c", escapeeLeader, pidFile, escapeeLeaf, escapeeMiddle, setup, leader}
 	if a.Env == nil {
-		// As the loop gives them: the tests run in parallel, and an orphan
-		// is told apart from another attempt's by them (see owns).
+		// As the loop gives them: an orphan is told apart from another
+		// attempt's by them when several run at once (see owns).
 		a.Env = append(os.Environ(), "EVERY_NAME="+t.Name(), "EVERY_RUN=1")
 	}
 	a.Logger = slog.New(slog.NewTextHandler(log, nil))

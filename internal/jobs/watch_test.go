@@ -59,9 +59,25 @@ func TestWatch(t *testing.T) {
 			t.Fatalf("%s not noticed within %v", what, testutil.WaitBound)
 		}
 	}
+	// Each change is one step as the watcher sees it (a look between the
+	// create, or the truncation, and the write would see two changes).
 	quiet("nothing")
-	noticed("a file written", func() { write("single.tab", "@hourly s2 longer\n") })
-	noticed("a *.tab file added", func() { write("conf.d/b.tab", "@hourly b\n") })
+	noticed("a file written", func() {
+		f, err := os.OpenFile(filepath.Join(dir, "single.tab"), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString("@hourly s2 longer\n"); err != nil { // one write, over all of it
+			t.Fatal(err)
+		}
+	})
+	noticed("a *.tab file added", func() {
+		write("conf.d/.b.tmp", "@hourly b\n")
+		if err := os.Rename(filepath.Join(dir, "conf.d/.b.tmp"), filepath.Join(dir, "conf.d/b.tab")); err != nil {
+			t.Fatal(err)
+		}
+	})
 	write("conf.d/README", "not a jobs file\n")
 	quiet("a file of the directory that is not *.tab")
 	noticed("a file replaced by a rename", func() {
