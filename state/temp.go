@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -285,6 +286,10 @@ type dirListing struct {
 }
 
 // read returns dir's entries, as read within listingAge.
+// Only the temporary files' entries are kept (those removeLeftovers looks
+// at, usually none): a process holds next to nothing of a listing once its
+// start-up is over, and one of another directory, when read, drops the
+// listings gone stale.
 func (d *dirListings) read(dir string) ([]os.DirEntry, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -294,6 +299,14 @@ func (d *dirListings) read(dir string) ([]os.DirEntry, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
+	}
+	entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool {
+		return !strings.HasPrefix(e.Name(), ".") || !strings.Contains(e.Name(), ".tmp-")
+	})
+	for other, l := range d.m {
+		if time.Since(l.read) >= listingAge {
+			delete(d.m, other)
+		}
 	}
 	d.m[dir] = dirListing{time.Now(), entries}
 	return entries, nil

@@ -13,9 +13,12 @@ import (
 // releaser gives the process's memory back (release) when every loop it
 // knows waits for a slot at least after away: each loop tells it, before
 // such a wait, when the wait ends (idle); a loop that has not, or whose wait
-// has ended since (it runs, or waits for a nearer slot, which it does not
-// tell), holds the memory. One release a wait at most, by the last loop to
-// go idle: a minute's slot of 1,000 jobs frees its memory once.
+// has ended since at its time (it runs, or waits for a nearer slot, which
+// it does not tell), holds the memory. A wait ended early (SIGUSR1, a
+// reload) still counts as waiting until its time: a release then costs a
+// collection during that run, nothing more. One release a wait at most, by
+// the last loop to go idle: a minute's slot of 1,000 jobs frees its memory
+// once.
 type releaser struct {
 	after   time.Duration
 	release func()
