@@ -78,12 +78,21 @@ func commandAt(path string, argv []string) *exec.Cmd {
 // own (a jobs file's PATH= line), as the shell that runs a crontab line
 // looks it up; every's own where env has none (nil: every's environment).
 func searchPath(env []string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
-			return v
-		}
+	if v, ok := environLookup(env, "PATH"); ok {
+		return v
 	}
 	return os.Getenv("PATH")
+}
+
+// environLookup returns the value of key in env, the last one given, as a
+// process sees it, and whether env has it.
+func environLookup(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // LookPath finds the command name as execvp(3) does, in the PATH of the

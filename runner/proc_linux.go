@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -526,12 +525,8 @@ func (r *reaper) readEnviron(pid int) (name, run string, ok bool) {
 // environValue returns the value of key in env, the last one given, as a
 // process sees it.
 func environValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
+	v, _ := environLookup(env, key)
+	return v
 }
 
 // ticksPerSecond is the unit of /proc's start times (USER_HZ, which Linux
