@@ -35,8 +35,7 @@ func (o *output) sink(name string) runner.LineSink {
 			// Past the log's level: -q and --log-level warn quiet every's
 			// own lines, never the commands' output, as in text.
 			r := slog.NewRecord(time.Now(), slog.LevelInfo, "output", 0)
-			r.AddAttrs(slog.String("event", runner.EventOutput), slog.String("job", name),
-				slog.String("stream", stream), slog.String("line", string(line)))
+			r.Add("event", runner.EventOutput, "job", name, "stream", stream, "line", string(line))
 			_ = o.log.Handler().Handle(context.Background(), r)
 			return
 		}
