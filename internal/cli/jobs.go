@@ -47,13 +47,14 @@ type JobsSettings struct {
 }
 
 // jobsFlags are the options of every jobs. They read no environment
-// variable: EVERY_<NAME> are the jobs' options.
+// variable but EVERY_LISTEN, which no job takes: the other EVERY_<NAME>
+// are the jobs' options.
 var jobsFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "check", Usage: "check the files and list their jobs (name, schedule, next slot, command); exit 2 on any bad line", DisableDefaultText: true},
 	&cli.StringFlag{Name: "from", Usage: "with --check, show the next slot after `TIME`: RFC 3339, or a local time without the offset (2026-03-08T02:30)", DefaultText: "now"},
 	&cli.IntFlag{Name: "max-concurrent", Usage: "run at most `N` commands at once; a slot that finds N running waits for a place until its next slot, else is skipped (reason=concurrency)", DefaultText: "no bound"},
 	&cli.StringFlag{Name: "output", Value: "prefixed", DefaultText: "prefixed", Usage: "the commands' output, `MODE`: prefixed, each line as NAME | LINE on every's stream of the same name (event=output records with --log-format json), or raw, passed through as it comes"},
-	&cli.StringFlag{Name: "listen", Usage: "serve /metrics, /healthz and a status page of every job on `ADDR` (host:port, :port or unix:/path); in use: exit 73"},
+	&cli.StringFlag{Name: "listen", EnvVars: []string{envName("listen")}, Usage: "serve /metrics, /healthz and a status page of every job on `ADDR` (host:port, :port or unix:/path); in use: exit 73"},
 	&cli.BoolFlag{Name: "watch", Usage: "read the files again within a second of a change (written, replaced, removed, a ConfigMap's swap), as SIGHUP does", DisableDefaultText: true},
 	&cli.StringFlag{Name: "log-format", Value: "text", DefaultText: "text", Usage: "log as `FORMAT`: text (logfmt) or json; given, every job's log too"},
 	&cli.StringFlag{Name: "log-level", Value: "info", DefaultText: "info", Usage: "log `LEVEL`: debug, info, warn or error; given, every job's log too"},
