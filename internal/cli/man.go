@@ -32,7 +32,7 @@ var exitStatuses = [][2]string{
 	{"1", "`--max-failures` reached"},
 	{"2", "usage error: one line naming the bad value (from a flag or its `EVERY_*` variable) and what to do, before anything runs or any file is written"},
 	{"126, 127", "the command is not executable, or not found, at start-up"},
-	{"73", "the state directory, the state file or the lock file cannot be created or written at start-up, or is a symbolic link, a directory, a device, a FIFO or a socket; a file at the state or `--metrics-file` path that every did not write, which it would replace (a script, a lock, another exporter's metrics: left as it was); with `--store`, an error that waiting will not heal (credentials or TLS refused, a database index the server does not have)"},
+	{"73", "the state directory, the state file or the lock file cannot be created or written at start-up, or is a symbolic link, a directory, a device, a FIFO or a socket; a file at the state or `--metrics-file` path that every did not write, which it would replace (a script, a lock, another exporter's metrics: left as it was); with `--store`, an error that waiting will not heal (credentials or TLS refused, a database index the server does not have); the `--listen` address in use, not this host's, or a path there that is not a stale socket"},
 	{"74", "`every status`, `next`, `completion` or `jobs --check` could not write its output (a reader that went away, EPIPE, ends it at once and quietly with 141, as a filter killed by SIGPIPE: never 0 after lost output)"},
 	{"75", "one-shot (`--max-runs 1`) and the lock was busy (EX_TEMPFAIL, like `flock -n -E 75`), or its store or state could not be reached or read"},
 	{"killed by SIGINT or SIGTERM", "stopped by that signal, after stopping the command"},
