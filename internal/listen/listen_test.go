@@ -480,8 +480,14 @@ func TestUnixSocket(t *testing.T) {
 	if err := os.WriteFile(file, []byte("keep me"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	live := filepath.Join(dir, "live.sock")
+	ln, err := net.Listen("unix", live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
 	link := filepath.Join(dir, "link")
-	if err := os.Symlink(path, link); err != nil {
+	if err := os.Symlink(live, link); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{file, link, dir} {
