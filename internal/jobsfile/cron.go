@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -256,16 +257,21 @@ func cronName(c Cron) string {
 // unquotedCron recognises an every line whose cron expression is not
 // quoted (every 0 3 * * * CMD), which a shell would have split and globbed:
 // it returns the expression, as the longest of 7, 6 or 5 of the words after
-// every that makes a schedule (6 fields are seconds first on an every line).
+// every that makes a schedule (6 fields are seconds first on an every line),
+// with the CRON_TZ= or TZ= word before them, if there is one.
 func unquotedCron(line string) (string, bool) {
-	ws := blankWords(line, 8)[1:]
+	ws := blankWords(line, 9)[1:]
+	var zone []word
+	if len(ws) > 0 && (strings.HasPrefix(ws[0].text, "CRON_TZ=") || strings.HasPrefix(ws[0].text, "TZ=")) {
+		zone, ws = ws[:1], ws[1:]
+	}
 	shaped := 0
 	for shaped < len(ws) && shaped < 7 && schedule.IsCronField(ws[shaped].text) {
 		shaped++
 	}
 	for n := shaped; n >= 5; n-- {
-		if parses(ws[:n]) == nil {
-			return joined(ws[:n]), true
+		if expr := append(slices.Clone(zone), ws[:n]...); parses(expr) == nil {
+			return joined(expr), true
 		}
 	}
 	return "", false

@@ -235,10 +235,10 @@ func TestParse(t *testing.T) {
 		},
 		{
 			name: "bad every lines",
-			file: "every 1h -- echo $HOME\n\t  every 1h -- 'x\nevery 1h -- a \\\nevery 0 3 * * * ./g\nevery */10 * * * * * x\nevery 0 0 1 1 * 2030 x\n",
+			file: "every 1h -- echo $HOME\n\t  every 1h -- 'x\nevery 1h -- a \\\nevery 0 3 * * * ./g\nevery */10 * * * * * x\nevery 0 0 1 1 * 2030 x\nevery CRON_TZ=UTC 0 3 * * * -- x\n",
 			errs: []string{`1: "$" would be expanded by a shell`, "2: a single quote at column 16 is never closed", "3: the line ends with a backslash",
 				"4: bad schedule: a cron expression is one argument; quote it: every '0 3 * * *' -- CMD", "5: quote it: every '*/10 * * * * *' -- CMD",
-				"6: quote it: every '0 0 1 1 *' -- CMD"},
+				"6: quote it: every '0 0 1 1 *' -- CMD", "7: quote it: every 'CRON_TZ=UTC 0 3 * * *' -- CMD"},
 		},
 		{
 			name: "a CRLF file, and a last line with no newline",
