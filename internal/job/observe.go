@@ -120,7 +120,11 @@ func ListenError(addr, flag string, err error) error {
 	case errors.As(err, &dns):
 		why, hint = fmt.Sprintf("no such host %q", dns.Name), "give a host name or address of this host to "+flag+", or :PORT for every interface"
 	default:
-		why, hint = ui.UnwrapPath(errors.Unwrap(err)).Error(), "choose another address for "+flag
+		cause := err
+		if le := (*listen.Error)(nil); errors.As(err, &le) {
+			cause = le.Err // the address is said once, above
+		}
+		why, hint = ui.UnwrapPath(cause).Error(), "choose another address for "+flag
 	}
 	return fmt.Errorf("cannot listen on %q: %s; %s", addr, why, hint)
 }
