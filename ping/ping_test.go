@@ -1,7 +1,6 @@
 package ping
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -16,7 +15,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -102,22 +100,7 @@ func (rec *recorder) none(t *testing.T) {
 }
 
 // logs is a slog text handler's output, safe to read while it is written.
-type logs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logs struct{ testutil.Buffer }
 
 // lines returns the lines that hold all of the substrings.
 func (l *logs) lines(subs ...string) []string {

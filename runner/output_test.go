@@ -54,10 +54,10 @@ func readString(t *testing.T, path string) string {
 
 // execBackground runs Exec on argv with the output taken into tail, and
 // returns the channel its result comes on and its debug log.
-func execBackground(t *testing.T, tail *Tail, hold bool, argv ...string) (<-chan Result, *syncWriter) {
+func execBackground(t *testing.T, tail *Tail, hold bool, argv ...string) (<-chan Result, *testutil.Buffer) {
 	t.Helper()
 	procs.enable()
-	log := &syncWriter{}
+	log := &testutil.Buffer{}
 	a := Attempt{Argv: argv, Env: os.Environ(), Signal: syscall.SIGTERM, KillAfter: time.Second,
 		Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Output: tail, Hold: hold}
@@ -66,7 +66,7 @@ func execBackground(t *testing.T, tail *Tail, hold bool, argv ...string) (<-chan
 	return done, log
 }
 
-func awaitResult(t *testing.T, done <-chan Result, log *syncWriter) Result {
+func awaitResult(t *testing.T, done <-chan Result, log *testutil.Buffer) Result {
 	t.Helper()
 	r, ok := testutil.Receive(done)
 	if !ok {

@@ -3,7 +3,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -153,11 +152,11 @@ eval "$4"`
 // startEscapee runs Exec in the background, its command leaving an escapee
 // behind, and returns the escapee's pid once it runs and the leader is set
 // up, the channel Exec's result comes on, and Exec's log.
-func startEscapee(t *testing.T, ctx context.Context, a Attempt, setup, leader string) (int, <-chan Result, *syncWriter) {
+func startEscapee(t *testing.T, ctx context.Context, a Attempt, setup, leader string) (int, <-chan Result, *testutil.Buffer) {
 	t.Helper()
 	procs.enable()
 	pidFile := filepath.Join(t.TempDir(), "escapee")
-	log := &syncWriter{}
+	log := &testutil.Buffer{}
 	a.Argv = []string{"/bin/sh", "-c", escapeeLeader, pidFile, escapeeLeaf, escapeeMiddle, setup, leader}
 	if a.Env == nil {
 		// As the loop gives them: an orphan is told apart from another
@@ -188,24 +187,6 @@ func startEscapee(t *testing.T, ctx context.Context, a Attempt, setup, leader st
 	}
 	t.Cleanup(func() { _ = esc.Kill(); _ = esc.Release() })
 	return pid, done, log
-}
-
-// syncWriter is a log buffer that the test reads while Exec writes.
-type syncWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }
 
 // alive reports whether pid exists and is not a zombie.
@@ -462,7 +443,7 @@ func TestExecKillsOnlyItsOwnEscapees(t *testing.T) {
 	type job struct {
 		pid    int
 		done   <-chan Result
-		log    *syncWriter
+		log    *testutil.Buffer
 		cancel context.CancelFunc
 	}
 	start := func(name string) job {

@@ -1,14 +1,12 @@
 package job
 
 import (
-	"bytes"
 	"io"
 	"net"
 	"net/http"
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,24 +17,6 @@ import (
 	"github.com/everycli/every/schedule"
 	"github.com/everycli/every/state"
 )
-
-// lockedBuffer is a log that the server's goroutine and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // settings are a job's with no files, listening at addr ("": not).
 func settings(t *testing.T, name, addr string) Settings {
@@ -74,7 +54,7 @@ func status(url string) int {
 // Build with --listen starts the server before the loop, tells it of the
 // job through the job's observers, and done stops it.
 func TestBuildServes(t *testing.T) {
-	var log lockedBuffer
+	var log testutil.Buffer
 	st := settings(t, "backup", "127.0.0.1:0")
 	st.MaxAge = time.Hour
 	cfg, done, err := Build(st, &log)

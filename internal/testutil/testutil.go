@@ -6,6 +6,8 @@
 package testutil
 
 import (
+	"bytes"
+	"sync"
 	"testing"
 	"time"
 )
@@ -68,4 +70,22 @@ func Bounded(t testing.TB, f func() error) error {
 		t.Fatalf("blocked for %v", WaitBound)
 	}
 	return err
+}
+
+// Buffer is a log that a test reads while other goroutines write it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
