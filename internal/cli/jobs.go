@@ -472,11 +472,7 @@ func (l *loader) job(e jobsfile.Entry) (j Job, warn, err error) {
 	if e.Cron != nil {
 		j.Command = shownText(ui.MaskURLs(e.Cron.Command))
 	} else {
-		words := make([]string, len(inv.command))
-		for i, w := range inv.command {
-			words[i] = ui.MaskURLs(w)
-		}
-		j.Command = quoteWords(words)
+		j.Command = ui.CommandText(inv.command)
 		if e.Zone != "" && sched.WallClock() && sched.Location() == time.Local {
 			warn = fmt.Errorf("CRON_TZ=%s above is the zone of crontab lines; this every line's schedule is in the local zone: give it --tz %[1]s, or set EVERY_TZ=%[1]s above it", e.Zone)
 		}
@@ -550,28 +546,6 @@ func duplicates(jobs []Job) jobsfile.Errors {
 // shownText is s as a line of the listing shows it: control characters and
 // bytes that are not UTF-8 escaped, as Go writes them in a string.
 func shownText(s string) string { return ui.Escape(s) }
-
-// quoteWords joins words as sh would read them back: each word with a blank,
-// a quote or another character special to sh in single quotes.
-func quoteWords(words []string) string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		switch {
-		case w == "":
-			out[i] = "''"
-		case strings.ContainsFunc(w, func(r rune) bool { return !safeShellRune(r) }):
-			out[i] = "'" + strings.ReplaceAll(shownText(w), "'", `'\''`) + "'"
-		default:
-			out[i] = w
-		}
-	}
-	return strings.Join(out, " ")
-}
-
-// safeShellRune reports whether r needs no quoting for sh.
-func safeShellRune(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r)
-}
 
 // printWarnings says the files' warnings on stderr, one a line.
 func printWarnings(stderr io.Writer, warnings []*jobsfile.LineError) {

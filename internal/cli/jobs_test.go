@@ -377,19 +377,3 @@ func TestParseJobs(t *testing.T) {
 	}
 }
 
-func TestQuoteWords(t *testing.T) {
-	tests := []struct {
-		words []string
-		want  string
-	}{
-		{[]string{"./sync.sh", "--full", "a=b", "x@y:1,2%"}, "./sync.sh --full a=b x@y:1,2%"},
-		{[]string{"sh", "-c", "echo 'hi' | x"}, `sh -c 'echo '\''hi'\'' | x'`},
-		{[]string{"", "a b", "$HOME", "*"}, `'' 'a b' '$HOME' '*'`},
-		{[]string{"tab\there", "bad\xff", "é"}, `'tab\there' 'bad\xff' 'é'`},
-	}
-	for _, tt := range tests {
-		if got := quoteWords(tt.words); got != tt.want {
-			t.Errorf("quoteWords(%q) = %s, want %s", tt.words, got, tt.want)
-		}
-	}
-}

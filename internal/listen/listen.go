@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/runner"
 )
 
@@ -75,7 +76,7 @@ func New(addr string, logger *slog.Logger) *Server {
 // so its strip and its counters go on; give it when the new definition's
 // loop starts, after the old one ended, whose observer then tells nobody.
 func (s *Server) Job(j Job) runner.Observer {
-	e := &entry{job: j, command: commandText(j.Command)}
+	e := &entry{job: j, command: ui.CommandText(j.Command)}
 	cur := &view{}
 	s.mu.Lock()
 	defer s.mu.Unlock()

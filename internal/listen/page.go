@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/everycli/every/internal/ui"
 	"github.com/everycli/every/runner"
 )
 
@@ -97,27 +96,6 @@ func outcomeClass(outcome string) string {
 		return "ok"
 	}
 	return "bad"
-}
-
-// commandText is a command as the page shows it: its words quoted for sh
-// where they need it, the secrets of its URLs masked as every jobs --check
-// masks them (ui.MaskURLs). Other secrets a command line holds (a password
-// as an argument) are shown: keep them in the environment or a file.
-func commandText(words []string) string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		w = ui.MaskURLs(w)
-		if w == "" || strings.ContainsFunc(w, needsQuote) {
-			w = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-		}
-		out[i] = w
-	}
-	return strings.Join(out, " ")
-}
-
-// needsQuote reports whether sh would read r as more than itself.
-func needsQuote(r rune) bool {
-	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,…", r))
 }
 
 // pageStyle is the page's own style (the only one its policy allows).

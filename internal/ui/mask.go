@@ -69,3 +69,27 @@ func maskURL(u string) string {
 	}
 	return b.String()
 }
+
+// CommandText is a command's words as every shows them (every jobs --check,
+// the --listen page): the secrets of their URLs masked (MaskURLs), each word
+// that sh would read as more than itself quoted for sh, and control
+// characters and bytes not UTF-8 escaped (Escape). Other secrets a command
+// line holds (a password as an argument) are shown: keep them in the
+// environment or a file.
+func CommandText(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		w = MaskURLs(w)
+		if w == "" || strings.ContainsFunc(w, func(r rune) bool { return !shellSafe(r) }) {
+			w = "'" + strings.ReplaceAll(Escape(w), "'", `'\''`) + "'"
+		}
+		out[i] = w
+	}
+	return strings.Join(out, " ")
+}
+
+// shellSafe reports whether sh reads r as itself, outside quotes (… is a
+// masked part, shown as it is).
+func shellSafe(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-…", r)
+}

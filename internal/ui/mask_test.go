@@ -21,3 +21,22 @@ func TestMaskURLs(t *testing.T) {
 		}
 	}
 }
+
+func TestCommandText(t *testing.T) {
+	tests := []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"./sync.sh", "--full", "a=b", "x@y:1,2%"}, "./sync.sh --full a=b x@y:1,2%"},
+		{[]string{"sh", "-c", "echo 'hi' | x"}, `sh -c 'echo '\''hi'\'' | x'`},
+		{[]string{"", "a b", "$HOME", "*"}, `'' 'a b' '$HOME' '*'`},
+		{[]string{"tab\there", "bad\xff", "é"}, `'tab\there' 'bad\xff' 'é'`},
+		// Masked as every jobs --check and the --listen page show it alike.
+		{[]string{"curl", "https://x.io/abcdefghij"}, "curl https://x.io/…"},
+	}
+	for _, tt := range tests {
+		if got := CommandText(tt.words); got != tt.want {
+			t.Errorf("CommandText(%q) = %s, want %s", tt.words, got, tt.want)
+		}
+	}
+}
