@@ -1005,4 +1005,3 @@ func holds(ok bool) string {
 	}
 	return "**does not hold**"
 }
-

@@ -376,4 +376,3 @@ func TestParseJobs(t *testing.T) {
 		t.Errorf("every @reboot: %v", err)
 	}
 }
-
